@@ -1,0 +1,11 @@
+//! boardcall: scores table games from an overhead camera, to the millimetre.
+//!
+//! The pipeline is a one-way flow of typed stages (see `ARCHITECTURE.md`):
+//! `Frame -> Undistorted -> BoardPose -> Detections -> Calls -> RoundScore -> GameState`.
+//! This crate's foundation is the board model ([`board`]), the typed board frame
+//! ([`geom`]), the pieces ([`piece`]) and the geometric calls ([`calls`]).
+
+pub mod board;
+pub mod calls;
+pub mod geom;
+pub mod piece;
