@@ -7,5 +7,6 @@
 
 pub mod board;
 pub mod calls;
+pub mod camera;
 pub mod geom;
 pub mod piece;
