@@ -9,4 +9,5 @@ pub mod board;
 pub mod calls;
 pub mod camera;
 pub mod geom;
+pub mod measure;
 pub mod piece;
