@@ -35,24 +35,25 @@ pub const MIN_INLIER_FRACTION: f64 = 0.5;
 pub enum MeasureError {
     #[error("only {found} of {probes} probes found an edge around ({x_mm:.1}, {y_mm:.1}) mm: the outline is hidden or absent")]
     TooFewEdges { found: usize, probes: usize, x_mm: f64, y_mm: f64 },
-    #[error("image buffer of {len} bytes does not hold {width}x{height} RGB pixels")]
+    #[error("image buffer of {len} bytes does not hold {width}x{height} 3-channel pixels")]
     BadImage { len: usize, width: usize, height: usize },
 }
 
-/// A borrowed 8-bit RGB image, row-major, no padding.
+/// A borrowed 8-bit 3-channel image, row-major, no padding. The channel order
+/// is the caller's (frames are BGR): the outline fit only compares colours.
 #[derive(Clone, Copy)]
-pub struct RgbView<'a> {
+pub struct ColourView<'a> {
     width: usize,
     height: usize,
     data: &'a [u8],
 }
 
-impl<'a> RgbView<'a> {
+impl<'a> ColourView<'a> {
     pub fn new(width: usize, height: usize, data: &'a [u8]) -> Result<Self, MeasureError> {
         if data.len() != width * height * 3 {
             return Err(MeasureError::BadImage { len: data.len(), width, height });
         }
-        Ok(RgbView { width, height, data })
+        Ok(ColourView { width, height, data })
     }
 
     pub fn width(&self) -> usize {
@@ -139,7 +140,7 @@ pub struct CircleFit {
 /// `start` (centre and expected radius). `fixed_radius` holds the radius at the
 /// expected value (a rigid piece of known size): only the centre is fitted.
 pub fn fit_circle(
-    image: &RgbView,
+    image: &ColourView,
     camera: &Camera,
     pose: &CameraPose,
     start: Footprint,
@@ -200,7 +201,7 @@ pub fn px_per_mm(camera: &Camera, pose: &CameraPose, at: BoardPoint3) -> Option<
 
 /// Probes radial lines and returns one edge point per probe that finds an edge.
 fn probe_edges(
-    image: &RgbView,
+    image: &ColourView,
     camera: &Camera,
     pose: &CameraPose,
     centre: BoardPoint,
@@ -438,7 +439,7 @@ pub(crate) mod tests {
         let pose = oblique_pose();
         let truth = BoardPoint::new(-37.2, 141.9);
         let img = draw_disc(&cam, &pose, truth, 29.37, 25.0);
-        let view = RgbView::new(1280, 960, &img).unwrap();
+        let view = ColourView::new(1280, 960, &img).unwrap();
         // Start 4 mm off, as a coarse candidate would.
         let start = Footprint::new(BoardPoint::new(-34.0, 144.5), 29.37);
         let fit = fit_circle(&view, &cam, &pose, start, 25.0, false, &FitConfig::default()).unwrap();
@@ -457,7 +458,7 @@ pub(crate) mod tests {
         let pose = oblique_pose();
         let truth = BoardPoint::new(60.0, 100.0);
         let img = draw_disc(&cam, &pose, truth, 29.37, 25.0);
-        let view = RgbView::new(1280, 960, &img).unwrap();
+        let view = ColourView::new(1280, 960, &img).unwrap();
         let start = Footprint::new(truth, 29.37);
         let wide = FitConfig { band_mm: 15.0, ..FitConfig::default() };
         let flat = fit_circle(&view, &cam, &pose, start, 0.0, false, &wide).unwrap();
@@ -471,7 +472,7 @@ pub(crate) mod tests {
         let cam = test_camera();
         let pose = oblique_pose();
         let img = vec![120u8; 1280 * 960 * 3];
-        let view = RgbView::new(1280, 960, &img).unwrap();
+        let view = ColourView::new(1280, 960, &img).unwrap();
         let start = Footprint::new(BoardPoint::new(0.0, 200.0), 29.37);
         let e = fit_circle(&view, &cam, &pose, start, 25.0, false, &FitConfig::default()).unwrap_err();
         assert!(matches!(e, MeasureError::TooFewEdges { found: 0, .. }), "{e}");
@@ -479,6 +480,6 @@ pub(crate) mod tests {
 
     #[test]
     fn bad_buffers_are_rejected() {
-        assert!(matches!(RgbView::new(10, 10, &[0u8; 299]), Err(MeasureError::BadImage { .. })));
+        assert!(matches!(ColourView::new(10, 10, &[0u8; 299]), Err(MeasureError::BadImage { .. })));
     }
 }
