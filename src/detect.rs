@@ -1,0 +1,478 @@
+//! Detection: finds every weight, washer and disc in a frame, tells its team, and
+//! measures its footprint at its real height (the `Detections` stage).
+//!
+//! Two steps. Candidates come from a metric grid over the board at the height of
+//! the pieces' top faces: each grid cell is projected once per camera pose
+//! (kept while the pose is reused) and sampled per frame; cells are classified by
+//! colour and grouped into blobs, and a blob's area says how many pieces it
+//! holds. Each candidate is then measured by [`crate::measure::fit_circle`] at the
+//! piece's real height, in the raw frame, to sub-pixel precision.
+
+use crate::board::{Board, Layout};
+use crate::camera::{Camera, CameraPose};
+use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
+use crate::measure::{fit_circle, ColourView, FitConfig, MeasureError};
+use crate::piece::{PieceKind, Team};
+use image::{GrayImage, Luma};
+use imageproc::region_labelling::{connected_components, Connectivity};
+use serde::{Deserialize, Serialize};
+
+/// Errors of the detection stage.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    #[error("the frame is {got_width}x{got_height} but the camera is {want_width}x{want_height}")]
+    FrameSize { got_width: usize, got_height: usize, want_width: u32, want_height: u32 },
+    #[error("no part of the board is in view of this camera pose")]
+    BoardNotInView,
+    #[error("detector configuration: `{field}` {problem}")]
+    Config { field: &'static str, problem: String },
+}
+
+/// A colour class in HSV: hue window (degrees), minimum saturation and value (0..1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ColourClass {
+    pub hue_deg: f32,
+    pub hue_tolerance_deg: f32,
+    pub min_saturation: f32,
+    pub min_value: f32,
+    /// Upper bound on saturation (0..1), for pale pieces such as wooden discs.
+    pub max_saturation: f32,
+}
+
+impl ColourClass {
+    /// Whether an HSV colour belongs to the class.
+    pub fn contains(&self, hsv: [f32; 3]) -> bool {
+        let dh = (hsv[0] - self.hue_deg).rem_euclid(360.0);
+        let dh = dh.min(360.0 - dh);
+        dh <= self.hue_tolerance_deg && hsv[1] >= self.min_saturation && hsv[1] <= self.max_saturation && hsv[2] >= self.min_value
+    }
+}
+
+/// A team's colour.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TeamColour {
+    pub team: Team,
+    pub colour: ColourClass,
+}
+
+/// The detector's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DetectorConfig {
+    /// Team colours of weights and washers (defaults: red and blue).
+    pub teams: Vec<TeamColour>,
+    /// The colour of sjoelen discs (light wood).
+    pub disc: ColourClass,
+    /// Candidate grid spacing on the board (mm).
+    pub grid_mm: f64,
+    /// Outline fitting.
+    pub fit: FitConfig,
+}
+
+/// Red caps: hue 0 +- 20 degrees. Wood sits near 30 degrees but far less
+/// saturated than paint, so the saturation floor separates the two even when
+/// warm light pushes wood towards red.
+pub const RED: ColourClass =
+    ColourClass { hue_deg: 0.0, hue_tolerance_deg: 20.0, min_saturation: 0.55, min_value: 0.12, max_saturation: 1.0 };
+/// Blue caps: a wide hue window (blue drifts to cyan in daylight and to purple
+/// under tungsten); nothing else on a board is blue.
+pub const BLUE: ColourClass =
+    ColourClass { hue_deg: 225.0, hue_tolerance_deg: 35.0, min_saturation: 0.35, min_value: 0.10, max_saturation: 1.0 };
+/// Light-wood discs: wood hue, but paler and brighter than the board's lacquer.
+pub const DISC: ColourClass =
+    ColourClass { hue_deg: 35.0, hue_tolerance_deg: 20.0, min_saturation: 0.08, min_value: 0.70, max_saturation: 0.36 };
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        DetectorConfig {
+            teams: vec![TeamColour { team: Team::Red, colour: RED }, TeamColour { team: Team::Blue, colour: BLUE }],
+            disc: DISC,
+            // 2 mm cells put ~680 cells in a weight's cap and ~530 in a disc: blob
+            // areas count pieces to within a few percent.
+            grid_mm: 2.0,
+            fit: FitConfig::default(),
+        }
+    }
+}
+
+/// A blob whose area is below this fraction of one piece is noise (glare
+/// fringes, a chip of paint), not a piece.
+pub const MIN_PIECE_AREA_FRACTION: f64 = 0.35;
+/// A blob whose area is this far (as a fraction of one piece) from a whole
+/// number of pieces is not explained as pieces: flagged for review.
+pub const AREA_MISMATCH_FRACTION: f64 = 0.4;
+/// A fitted radius further than this from the piece's real radius means the
+/// outline is not that piece at that height (mm).
+pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
+
+/// One detected piece.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Detection {
+    pub kind: PieceKind,
+    pub team: Option<Team>,
+    pub footprint: Footprint,
+    /// The height at which its outline was measured (its top face).
+    pub top_z_mm: f64,
+    /// Standard uncertainty of the footprint centre (mm), from the fit.
+    pub sigma_mm: f64,
+    pub fit_rms_mm: f64,
+    pub edges_found: usize,
+    pub probes: usize,
+    /// Image resolution at the piece (mm per pixel).
+    pub mm_per_px: f64,
+    /// Why this detection should be checked by a person, if it should.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<String>,
+}
+
+/// Something of a piece's colour that is not explained as pieces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unexplained {
+    pub kind: PieceKind,
+    pub team: Option<Team>,
+    pub centre: BoardPoint,
+    pub area_mm2: f64,
+    pub reason: String,
+}
+
+/// The detection stage's output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Detections {
+    pub pieces: Vec<Detection>,
+    pub unexplained: Vec<Unexplained>,
+}
+
+/// What the board's pieces look like.
+#[derive(Debug, Clone, Copy)]
+struct PieceShape {
+    kind: PieceKind,
+    radius_mm: f64,
+    top_z_mm: f64,
+}
+
+fn piece_shape(board: &Board) -> PieceShape {
+    match &board.layout {
+        Layout::Shuffleboard(s) => {
+            PieceShape { kind: PieceKind::Weight, radius_mm: s.weight_diameter_mm / 2.0, top_z_mm: s.weight_height_mm }
+        }
+        Layout::Sjoelbak(s) => {
+            PieceShape { kind: PieceKind::Disc, radius_mm: s.disc_diameter_mm / 2.0, top_z_mm: s.disc_thickness_mm }
+        }
+        Layout::Washer(w) => PieceShape {
+            kind: PieceKind::Washer,
+            radius_mm: w.washer_outer_diameter_mm / 2.0,
+            top_z_mm: w.washer_thickness_mm,
+        },
+    }
+}
+
+/// The candidate grid: board cells at the pieces' top height and where they appear.
+struct Grid {
+    x0: f64,
+    y0: f64,
+    step: f64,
+    cols: u32,
+    rows: u32,
+    /// Image position of each cell (row-major); NaN where out of view.
+    pixels: Vec<[f32; 2]>,
+}
+
+impl Grid {
+    fn new(board: &Board, camera: &Camera, pose: &CameraPose, step: f64, z: f64) -> Grid {
+        // The surface plus a margin for pieces in the gutters or hanging off.
+        let margin = 120.0;
+        let (x0, x1) = (-board.surface.half_width() - margin, board.surface.half_width() + margin);
+        let (y0, y1) = (-margin, board.surface.length_mm + margin);
+        let cols = ((x1 - x0) / step).ceil() as u32;
+        let rows = ((y1 - y0) / step).ceil() as u32;
+        let (w, h) = (camera.image_width as f64, camera.image_height as f64);
+        let mut pixels = Vec::with_capacity((cols * rows) as usize);
+        for r in 0..rows {
+            for c in 0..cols {
+                let p = BoardPoint3::new(x0 + (c as f64 + 0.5) * step, y0 + (r as f64 + 0.5) * step, z);
+                let px = pose.project(camera, p).filter(|q| q.u >= 0.0 && q.v >= 0.0 && q.u <= w - 1.0 && q.v <= h - 1.0);
+                pixels.push(px.map_or([f32::NAN; 2], |q| [q.u as f32, q.v as f32]));
+            }
+        }
+        Grid { x0, y0, step, cols, rows, pixels }
+    }
+
+    fn cell_centre(&self, c: f64, r: f64) -> BoardPoint {
+        BoardPoint::new(self.x0 + (c + 0.5) * self.step, self.y0 + (r + 0.5) * self.step)
+    }
+}
+
+/// BGR (8-bit) to HSV with hue in degrees and saturation, value in 0..1.
+pub fn bgr_to_hsv(bgr: [f32; 3]) -> [f32; 3] {
+    let (b, g, r) = (bgr[0] / 255.0, bgr[1] / 255.0, bgr[2] / 255.0);
+    let max = r.max(g).max(b);
+    let min = r.min(g).min(b);
+    let d = max - min;
+    let h = if d <= f32::EPSILON {
+        0.0
+    } else if max == r {
+        60.0 * ((g - b) / d).rem_euclid(6.0)
+    } else if max == g {
+        60.0 * ((b - r) / d + 2.0)
+    } else {
+        60.0 * ((r - g) / d + 4.0)
+    };
+    let s = if max <= f32::EPSILON { 0.0 } else { d / max };
+    [h, s, max]
+}
+
+/// The detector: its configuration, the board and camera it works for, and the
+/// scratch buffers it reuses from frame to frame.
+pub struct Detector {
+    cfg: DetectorConfig,
+    board: Board,
+    camera: Camera,
+    pose: CameraPose,
+    shape: PieceShape,
+    grid: Grid,
+    /// One mask per colour class, reused across frames.
+    masks: Vec<GrayImage>,
+}
+
+impl Detector {
+    /// A detector for `board` seen by `camera` from `pose`. Precomputes the
+    /// candidate grid's projection, so build it once per camera pose.
+    pub fn new(cfg: DetectorConfig, board: &Board, camera: &Camera, pose: &CameraPose) -> Result<Detector, DetectError> {
+        if !(cfg.grid_mm > 0.2 && cfg.grid_mm <= 10.0) {
+            return Err(DetectError::Config { field: "grid_mm", problem: format!("must be in (0.2, 10] mm, got {}", cfg.grid_mm) });
+        }
+        if cfg.fit.probes < 8 {
+            return Err(DetectError::Config { field: "fit.probes", problem: "needs at least 8 probes".into() });
+        }
+        let shape = piece_shape(board);
+        let grid = Grid::new(board, camera, pose, cfg.grid_mm, shape.top_z_mm);
+        if grid.pixels.iter().all(|p| p[0].is_nan()) {
+            return Err(DetectError::BoardNotInView);
+        }
+        let classes = if shape.kind == PieceKind::Disc { 1 } else { cfg.teams.len() };
+        let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
+        Ok(Detector { cfg, board: board.clone(), camera: *camera, pose: *pose, shape, grid, masks })
+    }
+
+    /// Detects and measures every piece in a BGR frame.
+    pub fn detect(&mut self, frame: &ColourView) -> Result<Detections, DetectError> {
+        if frame.width() != self.camera.image_width as usize || frame.height() != self.camera.image_height as usize {
+            return Err(DetectError::FrameSize {
+                got_width: frame.width(),
+                got_height: frame.height(),
+                want_width: self.camera.image_width,
+                want_height: self.camera.image_height,
+            });
+        }
+        let classes: Vec<(Option<Team>, ColourClass)> = if self.shape.kind == PieceKind::Disc {
+            vec![(None, self.cfg.disc)]
+        } else {
+            self.cfg.teams.iter().map(|t| (Some(t.team), t.colour)).collect()
+        };
+        for m in &mut self.masks {
+            m.fill(0);
+        }
+        for (i, px) in self.grid.pixels.iter().enumerate() {
+            if px[0].is_nan() {
+                continue;
+            }
+            let Some(bgr) = frame.sample(PixelPoint::new(px[0] as f64, px[1] as f64)) else { continue };
+            let hsv = bgr_to_hsv(bgr);
+            for (k, (_, class)) in classes.iter().enumerate() {
+                if class.contains(hsv) {
+                    let (c, r) = (i as u32 % self.grid.cols, i as u32 / self.grid.cols);
+                    self.masks[k].put_pixel(c, r, Luma([255]));
+                }
+            }
+        }
+        let mut out = Detections::default();
+        for (k, (team, _)) in classes.iter().enumerate() {
+            self.detect_class(frame, k, *team, &mut out);
+        }
+        Ok(out)
+    }
+
+    fn detect_class(&self, frame: &ColourView, k: usize, team: Option<Team>, out: &mut Detections) {
+        let mask = &self.masks[k];
+        let labels = connected_components(mask, Connectivity::Eight, Luma([0u8]));
+        let n_labels = labels.pixels().map(|p| p[0]).max().unwrap_or(0) as usize;
+        let mut cells: Vec<Vec<(f64, f64)>> = vec![Vec::new(); n_labels + 1];
+        for (c, r, l) in labels.enumerate_pixels() {
+            if l[0] > 0 {
+                cells[l[0] as usize].push((c as f64, r as f64));
+            }
+        }
+        let cell_area = self.grid.step * self.grid.step;
+        let piece_area = std::f64::consts::PI * self.shape.radius_mm.powi(2);
+        for blob in cells.iter().filter(|b| !b.is_empty()) {
+            let area = blob.len() as f64 * cell_area;
+            let pieces = area / piece_area;
+            if pieces < MIN_PIECE_AREA_FRACTION {
+                continue;
+            }
+            let n = pieces.round().max(1.0) as usize;
+            let centres = split_blob(blob, n);
+            let mut fitted = 0;
+            for (cc, cr) in centres {
+                let start = Footprint::new(self.grid.cell_centre(cc, cr), self.shape.radius_mm);
+                match self.measure(frame, start, team) {
+                    Ok(d) => {
+                        out.pieces.push(d);
+                        fitted += 1;
+                    }
+                    Err(e) => out.unexplained.push(Unexplained {
+                        kind: self.shape.kind,
+                        team,
+                        centre: start.centre,
+                        area_mm2: area / n as f64,
+                        reason: e.to_string(),
+                    }),
+                }
+            }
+            if (pieces - n as f64).abs() > AREA_MISMATCH_FRACTION && fitted > 0 {
+                let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+                out.unexplained.push(Unexplained {
+                    kind: self.shape.kind,
+                    team,
+                    centre: self.grid.cell_centre(sx / blob.len() as f64, sy / blob.len() as f64),
+                    area_mm2: area,
+                    reason: format!("colour area of {pieces:.2} pieces is not a whole number of pieces"),
+                });
+            }
+        }
+    }
+
+    /// Measures one candidate at the piece's top height.
+    fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>) -> Result<Detection, MeasureError> {
+        let z = self.shape.top_z_mm;
+        let fit = fit_circle(frame, &self.camera, &self.pose, start, z, false, &self.cfg.fit)?;
+        let radius_error = fit.footprint.radius_mm - self.shape.radius_mm;
+        let doubt = (radius_error.abs() > MAX_RADIUS_ERROR_MM).then(|| {
+            format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, self.shape.radius_mm)
+        });
+        // The piece is rigid and of known size: its centre is best estimated with the radius held.
+        let held = fit_circle(
+            frame,
+            &self.camera,
+            &self.pose,
+            Footprint::new(fit.footprint.centre, self.shape.radius_mm),
+            z,
+            true,
+            &FitConfig { passes: 1, ..self.cfg.fit },
+        )
+        .unwrap_or(fit.clone());
+        let _ = &self.board;
+        Ok(Detection {
+            kind: self.shape.kind,
+            team,
+            footprint: Footprint::new(held.footprint.centre, self.shape.radius_mm),
+            top_z_mm: z,
+            sigma_mm: held.centre_sigma_mm,
+            fit_rms_mm: held.rms_mm,
+            edges_found: held.inliers,
+            probes: held.probes,
+            mm_per_px: held.mm_per_px,
+            doubt,
+        })
+    }
+}
+
+/// Splits a blob's cells into `n` groups by k-means (farthest-point start) and
+/// returns each group's centroid in cell coordinates.
+fn split_blob(cells: &[(f64, f64)], n: usize) -> Vec<(f64, f64)> {
+    let centroid = |pts: &[(f64, f64)]| {
+        let (sx, sy) = pts.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+        (sx / pts.len() as f64, sy / pts.len() as f64)
+    };
+    if n <= 1 || cells.len() < n {
+        return vec![centroid(cells)];
+    }
+    let d2 = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).powi(2) + (a.1 - b.1).powi(2);
+    let mut centres = vec![cells[0]];
+    while centres.len() < n {
+        let far = cells
+            .iter()
+            .copied()
+            .max_by(|a, b| {
+                let da = centres.iter().map(|c| d2(*a, *c)).fold(f64::INFINITY, f64::min);
+                let db = centres.iter().map(|c| d2(*b, *c)).fold(f64::INFINITY, f64::min);
+                da.total_cmp(&db)
+            })
+            .expect("cells is not empty");
+        centres.push(far);
+    }
+    let mut assign = vec![0usize; cells.len()];
+    for _ in 0..30 {
+        let mut changed = false;
+        for (i, p) in cells.iter().enumerate() {
+            let best = (0..n).min_by(|&a, &b| d2(*p, centres[a]).total_cmp(&d2(*p, centres[b]))).expect("n >= 1");
+            if best != assign[i] {
+                assign[i] = best;
+                changed = true;
+            }
+        }
+        for (k, c) in centres.iter_mut().enumerate() {
+            let members: Vec<(f64, f64)> = cells.iter().zip(&assign).filter(|(_, a)| **a == k).map(|(p, _)| *p).collect();
+            if !members.is_empty() {
+                *c = centroid(&members);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    centres
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::tests::{draw_disc, oblique_pose, test_camera};
+
+    #[test]
+    fn hsv_of_primary_colours() {
+        let close = |a: [f32; 3], b: [f32; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-4);
+        assert!(close(bgr_to_hsv([0.0, 0.0, 255.0]), [0.0, 1.0, 1.0]));
+        assert!(close(bgr_to_hsv([255.0, 0.0, 0.0]), [240.0, 1.0, 1.0]));
+        assert!(close(bgr_to_hsv([0.0, 255.0, 0.0]), [120.0, 1.0, 1.0]));
+        assert!(close(bgr_to_hsv([128.0, 128.0, 128.0]), [0.0, 0.0, 128.0 / 255.0]));
+    }
+
+    #[test]
+    fn finds_and_measures_a_red_weight() {
+        let board = Board::load("shuffleboard-22ft").unwrap();
+        let cam = test_camera();
+        let pose = oblique_pose();
+        let truth = BoardPoint::new(-37.2, 141.9);
+        // draw_disc paints RGB; the detector reads BGR frames.
+        let mut img = draw_disc(&cam, &pose, truth, 29.37, 25.0);
+        for px in img.chunks_mut(3) {
+            px.swap(0, 2);
+        }
+        let view = ColourView::new(1280, 960, &img).unwrap();
+        let mut det = Detector::new(DetectorConfig::default(), &board, &cam, &pose).unwrap();
+        let found = det.detect(&view).unwrap();
+        assert_eq!(found.pieces.len(), 1, "{found:?}");
+        let p = &found.pieces[0];
+        assert_eq!(p.team, Some(Team::Red));
+        assert!(p.footprint.centre.distance(truth) < 0.05, "{p:?}");
+        assert!(found.unexplained.is_empty(), "{:?}", found.unexplained);
+    }
+
+    #[test]
+    fn k_means_splits_two_touching_blobs() {
+        let mut cells = Vec::new();
+        for (cx, cy) in [(10.0, 10.0), (24.0, 10.0)] {
+            for x in 0..30 {
+                for y in 0..30 {
+                    let (px, py) = (x as f64, y as f64);
+                    if (px - cx as f64).hypot(py - cy as f64) < 7.0 {
+                        cells.push((px, py));
+                    }
+                }
+            }
+        }
+        let mut c = split_blob(&cells, 2);
+        c.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert!((c[0].0 - 10.0).abs() < 0.5 && (c[1].0 - 24.0).abs() < 0.5, "{c:?}");
+    }
+}
