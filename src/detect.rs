@@ -14,6 +14,8 @@ use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
 use crate::measure::{fit_circle, ColourView, FitConfig, MeasureError};
 use crate::piece::{PieceKind, Team};
 use image::{GrayImage, Luma};
+use imageproc::distance_transform::Norm;
+use imageproc::morphology::open;
 use imageproc::region_labelling::{connected_components, Connectivity};
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +26,10 @@ pub enum DetectError {
     FrameSize { got_width: usize, got_height: usize, want_width: u32, want_height: u32 },
     #[error("no part of the board is in view of this camera pose")]
     BoardNotInView,
+    #[error("no piece at ({x_mm:.1}, {y_mm:.1}) mm: {reason}")]
+    NotAPiece { x_mm: f64, y_mm: f64, reason: String },
+    #[error(transparent)]
+    Measure(#[from] MeasureError),
     #[error("detector configuration: `{field}` {problem}")]
     Config { field: &'static str, problem: String },
 }
@@ -68,11 +74,11 @@ pub struct DetectorConfig {
     pub fit: FitConfig,
 }
 
-/// Red caps: hue 0 +- 20 degrees. Wood sits near 30 degrees but far less
-/// saturated than paint, so the saturation floor separates the two even when
-/// warm light pushes wood towards red.
+/// Red caps: hue 0 +- 15 degrees. Lacquered wood sits at 20-40 degrees in every
+/// fixture light (measured over the rendered set), so 15 keeps a 5 degree gap;
+/// lit caps measure saturation 0.45-0.8, the floor leaves room for glare.
 pub const RED: ColourClass =
-    ColourClass { hue_deg: 0.0, hue_tolerance_deg: 20.0, min_saturation: 0.55, min_value: 0.12, max_saturation: 1.0 };
+    ColourClass { hue_deg: 0.0, hue_tolerance_deg: 15.0, min_saturation: 0.35, min_value: 0.12, max_saturation: 1.0 };
 /// Blue caps: a wide hue window (blue drifts to cyan in daylight and to purple
 /// under tungsten); nothing else on a board is blue.
 pub const BLUE: ColourClass =
@@ -100,6 +106,17 @@ pub const MIN_PIECE_AREA_FRACTION: f64 = 0.35;
 /// A blob whose area is this far (as a fraction of one piece) from a whole
 /// number of pieces is not explained as pieces: flagged for review.
 pub const AREA_MISMATCH_FRACTION: f64 = 0.4;
+/// Colour runs narrower than twice this (mm) are removed before grouping: a
+/// painted stripe (6.35 mm) of a team's colour, chalk marks, glare fringes.
+/// Every piece is far wider (weights 58.7, washers 63.5, discs 52 mm).
+pub const THIN_RUN_MM: f64 = 4.0;
+/// A blob's spread across its narrowest direction, as a fraction of one
+/// piece's (r / 2 for a disc), below which it cannot be pieces.
+pub const MIN_BLOB_WIDTH_FRACTION: f64 = 0.6;
+/// Of the grid cells inside a fitted footprint (within 85 % of its radius),
+/// at least this fraction must have the piece's colour: a fit that found an
+/// outline around something else (a hand, a line crossing) is no piece.
+pub const MIN_FILL_FRACTION: f64 = 0.6;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
 pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
@@ -112,6 +129,8 @@ pub struct Detection {
     pub footprint: Footprint,
     /// The height at which its outline was measured (its top face).
     pub top_z_mm: f64,
+    /// Tilt of its top face from horizontal (a leaning washer), degrees.
+    pub tilt_deg: f64,
     /// Standard uncertainty of the footprint centre (mm), from the fit.
     pub sigma_mm: f64,
     pub fit_rms_mm: f64,
@@ -284,6 +303,10 @@ impl Detector {
                 }
             }
         }
+        let k_cells = (THIN_RUN_MM / self.grid.step).ceil().clamp(1.0, 255.0) as u8;
+        for m in &mut self.masks {
+            *m = open(m, Norm::L2, k_cells);
+        }
         let mut out = Detections::default();
         for (k, (team, _)) in classes.iter().enumerate() {
             self.detect_class(frame, k, *team, &mut out);
@@ -309,12 +332,25 @@ impl Detector {
             if pieces < MIN_PIECE_AREA_FRACTION {
                 continue;
             }
+            let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+            let blob_centre = self.grid.cell_centre(sx / blob.len() as f64, sy / blob.len() as f64);
+            let minor_mm = minor_spread(blob) * self.grid.step;
+            if minor_mm < MIN_BLOB_WIDTH_FRACTION * self.shape.radius_mm / 2.0 {
+                out.unexplained.push(Unexplained {
+                    kind: self.shape.kind,
+                    team,
+                    centre: blob_centre,
+                    area_mm2: area,
+                    reason: format!("a thin run of the colour ({minor_mm:.1} mm across): not a piece"),
+                });
+                continue;
+            }
             let n = pieces.round().max(1.0) as usize;
             let centres = split_blob(blob, n);
             let mut fitted = 0;
             for (cc, cr) in centres {
                 let start = Footprint::new(self.grid.cell_centre(cc, cr), self.shape.radius_mm);
-                match self.measure(frame, start, team) {
+                match self.measure(frame, start, team, k) {
                     Ok(d) => {
                         out.pieces.push(d);
                         fitted += 1;
@@ -329,11 +365,10 @@ impl Detector {
                 }
             }
             if (pieces - n as f64).abs() > AREA_MISMATCH_FRACTION && fitted > 0 {
-                let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
                 out.unexplained.push(Unexplained {
                     kind: self.shape.kind,
                     team,
-                    centre: self.grid.cell_centre(sx / blob.len() as f64, sy / blob.len() as f64),
+                    centre: blob_centre,
                     area_mm2: area,
                     reason: format!("colour area of {pieces:.2} pieces is not a whole number of pieces"),
                 });
@@ -342,9 +377,29 @@ impl Detector {
     }
 
     /// Measures one candidate at the piece's top height.
-    fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>) -> Result<Detection, MeasureError> {
-        let z = self.shape.top_z_mm;
-        let fit = fit_circle(frame, &self.camera, &self.pose, start, z, false, &self.cfg.fit)?;
+    fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
+        let mut z = self.shape.top_z_mm;
+        let mut fit = fit_circle(frame, &self.camera, &self.pose, start, z, false, &self.cfg.fit)?;
+        // A weight off the surface lies in the gutter, lower by the gutter's depth:
+        // measure it again at that height.
+        if let Layout::Shuffleboard(s) = &self.board.layout {
+            if !self.board.surface.contains(fit.footprint.centre) {
+                let low = z - s.gutter_depth_mm;
+                if let Ok(again) = fit_circle(frame, &self.camera, &self.pose, fit.footprint, low, false, &self.cfg.fit) {
+                    if !self.board.surface.contains(again.footprint.centre) {
+                        (z, fit) = (low, again);
+                    }
+                }
+            }
+        }
+        let fill = self.fill_fraction(class, fit.footprint);
+        if fill < MIN_FILL_FRACTION {
+            return Err(DetectError::NotAPiece {
+                x_mm: fit.footprint.centre.x_mm,
+                y_mm: fit.footprint.centre.y_mm,
+                reason: format!("only {:.0} % of the outline's inside has the piece's colour", 100.0 * fill),
+            });
+        }
         let radius_error = fit.footprint.radius_mm - self.shape.radius_mm;
         let doubt = (radius_error.abs() > MAX_RADIUS_ERROR_MM).then(|| {
             format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, self.shape.radius_mm)
@@ -360,12 +415,12 @@ impl Detector {
             &FitConfig { passes: 1, ..self.cfg.fit },
         )
         .unwrap_or(fit.clone());
-        let _ = &self.board;
         Ok(Detection {
             kind: self.shape.kind,
             team,
             footprint: Footprint::new(held.footprint.centre, self.shape.radius_mm),
             top_z_mm: z,
+            tilt_deg: 0.0,
             sigma_mm: held.centre_sigma_mm,
             fit_rms_mm: held.rms_mm,
             edges_found: held.inliers,
@@ -374,6 +429,45 @@ impl Detector {
             doubt,
         })
     }
+}
+
+impl Detector {
+    /// The fraction of grid cells within 85 % of a footprint's radius that have
+    /// colour class `class` (cells out of view are not counted).
+    fn fill_fraction(&self, class: usize, fp: Footprint) -> f64 {
+        let g = &self.grid;
+        let r = 0.85 * fp.radius_mm;
+        let (c0, c1) = (((fp.centre.x_mm - r - g.x0) / g.step).floor().max(0.0) as u32, ((fp.centre.x_mm + r - g.x0) / g.step).ceil() as u32);
+        let (r0, r1) = (((fp.centre.y_mm - r - g.y0) / g.step).floor().max(0.0) as u32, ((fp.centre.y_mm + r - g.y0) / g.step).ceil() as u32);
+        let (mut inside, mut hit) = (0usize, 0usize);
+        for row in r0..r1.min(g.rows) {
+            for col in c0..c1.min(g.cols) {
+                if g.cell_centre(col as f64, row as f64).distance(fp.centre) > r || g.pixels[(row * g.cols + col) as usize][0].is_nan() {
+                    continue;
+                }
+                inside += 1;
+                if self.masks[class].get_pixel(col, row)[0] > 0 {
+                    hit += 1;
+                }
+            }
+        }
+        if inside == 0 { 0.0 } else { hit as f64 / inside as f64 }
+    }
+}
+
+/// The standard deviation of a blob's cells along its narrowest direction (cells).
+fn minor_spread(cells: &[(f64, f64)]) -> f64 {
+    let n = cells.len() as f64;
+    let (mx, my) = cells.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
+    let (mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0);
+    for (x, y) in cells {
+        sxx += (x - mx).powi(2) / n;
+        syy += (y - my).powi(2) / n;
+        sxy += (x - mx) * (y - my) / n;
+    }
+    let half_trace = (sxx + syy) / 2.0;
+    let det = sxx * syy - sxy * sxy;
+    (half_trace - (half_trace * half_trace - det).max(0.0).sqrt()).max(0.0).sqrt()
 }
 
 /// Splits a blob's cells into `n` groups by k-means (farthest-point start) and

@@ -1,0 +1,289 @@
+//! Evaluation: runs the pipeline over every fixture in a folder laid out as
+//! `fixtures/` is and measures it against the truth: calls, footprints, review
+//! flags and time. The yardstick for every change to the vision stages.
+
+use crate::board::Board;
+use crate::calls::FoulLine;
+use crate::camera::CameraPose;
+use crate::detect::{DetectorConfig, Detections, Detector};
+use crate::fixture::Fixture;
+use crate::frame::Frame;
+use crate::geom::BoardPoint;
+use crate::locate::{locate_frame, LocateConfig};
+use crate::measure::ColourView;
+use crate::render::truth::PieceCall;
+use crate::score::{call_detections, PieceReport};
+use opencv::prelude::MatTraitConstManual;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A detection within this distance (mm) of a truth piece of the same team is
+/// that piece: far more than any measurement error, far less than the 52 mm
+/// smallest distance between two pieces' centres.
+pub const MATCH_RADIUS_MM: f64 = 20.0;
+
+/// Where the camera pose comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PoseSource {
+    /// Found by `locate` from the image (what a user's run does).
+    Locate,
+    /// Taken from the truth: isolates the detector from localisation.
+    Truth,
+}
+
+/// Errors that stop an evaluation as a whole (a single fixture's failure is a result).
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Fixture(#[from] crate::fixture::FixtureError),
+    #[error("no fixtures under {dir}")]
+    Empty { dir: PathBuf },
+}
+
+/// One piece compared with its truth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PieceOutcome {
+    pub id: String,
+    pub truth_call: String,
+    /// `missed` when not detected.
+    pub call: String,
+    pub footprint_error_mm: Option<f64>,
+    pub truth_margin_mm: f64,
+    pub review: bool,
+}
+
+/// One fixture's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FixtureOutcome {
+    pub name: String,
+    pub board: String,
+    /// Why the pipeline gave no calls (refused to locate, unreadable image...), if it did not.
+    pub error: Option<String>,
+    pub pieces: Vec<PieceOutcome>,
+    /// Detections that match no truth piece.
+    pub extra: Vec<PieceReport>,
+    /// Every call right and nothing extra.
+    pub all_calls_right: bool,
+    /// The frame was flagged as needing review.
+    pub needs_review: bool,
+    pub seconds: f64,
+}
+
+/// The whole evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalReport {
+    pub fixtures: usize,
+    pub pose: PoseSource,
+    /// Percent of fixtures whose calls (and so round score) are all correct.
+    pub pcs_percent: f64,
+    pub footprint_error_mm: Stats,
+    /// Truth call -> our call -> count.
+    pub confusion: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Wrong calls not flagged for review, and extra pieces not flagged.
+    pub confident_wrong: usize,
+    pub refused: usize,
+    pub mean_seconds_per_frame: f64,
+    pub results: Vec<FixtureOutcome>,
+}
+
+/// Median, 95th percentile and maximum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Stats {
+    pub count: usize,
+    pub median: f64,
+    pub p95: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    pub fn of(values: &[f64]) -> Stats {
+        if values.is_empty() {
+            return Stats::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        Stats { count: v.len(), median: at(0.5), p95: at(0.95), max: v[v.len() - 1] }
+    }
+}
+
+/// The name of a truth call, as [`PieceReport::call`] names ours.
+pub fn truth_call_name(call: &PieceCall) -> String {
+    use crate::calls::{SjoelCall, WasherCall};
+    match call {
+        PieceCall::Shuffleboard(m) => m.call.name().to_string(),
+        PieceCall::Washer(m) => match m.call {
+            WasherCall::In { .. } => "in",
+            WasherCall::Leaner { .. } => "leaner",
+            WasherCall::OnBoard => "on_board",
+            WasherCall::Off => "off",
+        }
+        .to_string(),
+        PieceCall::Sjoelen(m) => match m.call {
+            SjoelCall::Compartment { .. } => "compartment",
+            SjoelCall::None => "none",
+        }
+        .to_string(),
+    }
+}
+
+/// Runs one fixture through frame -> pose -> detections -> calls.
+pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorConfig) -> FixtureOutcome {
+    let started = Instant::now();
+    let name = fx.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut out = FixtureOutcome {
+        name,
+        board: fx.truth.board.clone(),
+        error: None,
+        pieces: Vec::new(),
+        extra: Vec::new(),
+        all_calls_right: false,
+        needs_review: false,
+        seconds: 0.0,
+    };
+    let result = (|| -> Result<(Vec<PieceReport>, Detections), String> {
+        let board = Board::load(&fx.truth.board).map_err(|e| e.to_string())?;
+        let frame = Frame::load(&fx.image_path()).map_err(|e| e.to_string())?;
+        frame.check_size(&fx.camera).map_err(|e| e.to_string())?;
+        let (pose, pose_sigma) = match pose_source {
+            PoseSource::Truth => (CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec), 0.0),
+            PoseSource::Locate => {
+                let bp = locate_frame(&board, &fx.camera, &frame, LocateConfig::default()).map_err(|e| e.to_string())?;
+                (bp.pose, bp.position_sigma_mm)
+            }
+        };
+        let bytes = frame.image().data_bytes().map_err(|e| e.to_string())?;
+        let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(|e| e.to_string())?;
+        let mut det = Detector::new(detector.clone(), &board, &fx.camera, &pose).map_err(|e| e.to_string())?;
+        let detections = det.detect(&view).map_err(|e| e.to_string())?;
+        let foul = fx.truth.foul_line.unwrap_or(FoulLine::Long);
+        Ok((call_detections(&board, &detections, foul, pose_sigma), detections))
+    })();
+    out.seconds = started.elapsed().as_secs_f64();
+    let (reports, detections) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            out.error = Some(e);
+            out.needs_review = true;
+            return out;
+        }
+    };
+    let mut used = vec![false; reports.len()];
+    for t in fx.truth.pieces.iter().filter(|p| p.in_frame) {
+        let truth_call = truth_call_name(&t.call);
+        let best = reports
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| !used[*i] && r.team == t.team && r.kind == t.kind)
+            .map(|(i, r)| (i, BoardPoint::new(r.x_mm, r.y_mm).distance(t.footprint.centre)))
+            .filter(|(_, d)| *d < MATCH_RADIUS_MM)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let outcome = match best {
+            Some((i, d)) => {
+                used[i] = true;
+                let r = &reports[i];
+                PieceOutcome {
+                    id: t.id.to_string(),
+                    truth_call,
+                    call: r.call.clone(),
+                    footprint_error_mm: Some(d),
+                    truth_margin_mm: t.call.margin_mm(),
+                    review: r.review,
+                }
+            }
+            None => PieceOutcome {
+                id: t.id.to_string(),
+                truth_call,
+                call: "missed".into(),
+                footprint_error_mm: None,
+                truth_margin_mm: t.call.margin_mm(),
+                review: false,
+            },
+        };
+        out.pieces.push(outcome);
+    }
+    out.extra = reports.iter().zip(&used).filter(|(_, u)| !**u).map(|(r, _)| r.clone()).collect();
+    out.all_calls_right = out.pieces.iter().all(|p| p.call == p.truth_call) && out.extra.is_empty();
+    out.needs_review = reports.iter().any(|r| r.review) || !detections.unexplained.is_empty();
+    out
+}
+
+/// Evaluates every fixture under `dir`.
+pub fn evaluate(dir: &Path, pose: PoseSource, detector: &DetectorConfig) -> Result<EvalReport, EvalError> {
+    let dirs = crate::fixture::list(dir)?;
+    if dirs.is_empty() {
+        return Err(EvalError::Empty { dir: dir.to_path_buf() });
+    }
+    let mut results = Vec::with_capacity(dirs.len());
+    for d in &dirs {
+        let fx = Fixture::load(d)?;
+        results.push(run_fixture(&fx, pose, detector));
+    }
+    Ok(summarise(results, pose))
+}
+
+/// Aggregates fixture outcomes into the report.
+pub fn summarise(results: Vec<FixtureOutcome>, pose: PoseSource) -> EvalReport {
+    let mut confusion: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut errors = Vec::new();
+    let mut confident_wrong = 0;
+    for r in &results {
+        for p in &r.pieces {
+            *confusion.entry(p.truth_call.clone()).or_default().entry(p.call.clone()).or_default() += 1;
+            errors.extend(p.footprint_error_mm);
+            if p.call != p.truth_call && !p.review && !r.needs_review {
+                confident_wrong += 1;
+            }
+        }
+        for e in &r.extra {
+            *confusion.entry("none (extra)".into()).or_default().entry(e.call.clone()).or_default() += 1;
+            if !e.review && !r.needs_review {
+                confident_wrong += 1;
+            }
+        }
+    }
+    let n = results.len().max(1) as f64;
+    EvalReport {
+        fixtures: results.len(),
+        pose,
+        pcs_percent: 100.0 * results.iter().filter(|r| r.all_calls_right).count() as f64 / n,
+        footprint_error_mm: Stats::of(&errors),
+        confusion,
+        confident_wrong,
+        refused: results.iter().filter(|r| r.error.is_some()).count(),
+        mean_seconds_per_frame: results.iter().map(|r| r.seconds).sum::<f64>() / n,
+        results,
+    }
+}
+
+/// The report as a short human-readable summary.
+pub fn render_text(r: &EvalReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let f = &r.footprint_error_mm;
+    let _ = writeln!(s, "fixtures            {} (pose: {:?})", r.fixtures, r.pose);
+    let _ = writeln!(s, "PCS                 {:.1} %", r.pcs_percent);
+    let _ = writeln!(s, "footprint error mm  median {:.3}  p95 {:.3}  max {:.3}  (n = {})", f.median, f.p95, f.max, f.count);
+    let _ = writeln!(s, "confident wrong     {}", r.confident_wrong);
+    let _ = writeln!(s, "refused / failed    {}", r.refused);
+    let _ = writeln!(s, "time per frame      {:.1} ms", 1000.0 * r.mean_seconds_per_frame);
+    let _ = writeln!(s, "confusion (truth -> ours: count)");
+    for (t, row) in &r.confusion {
+        let cells: Vec<String> = row.iter().map(|(c, n)| format!("{c}: {n}")).collect();
+        let _ = writeln!(s, "  {t:<14} {}", cells.join(", "));
+    }
+    for x in r.results.iter().filter(|x| !x.all_calls_right) {
+        let wrong: Vec<String> = x
+            .pieces
+            .iter()
+            .filter(|p| p.call != p.truth_call)
+            .map(|p| format!("{} {}->{}{}", p.id, p.truth_call, p.call, if p.review { " (review)" } else { "" }))
+            .chain(x.extra.iter().map(|e| format!("extra {} {}", e.id, e.call)))
+            .collect();
+        let _ = writeln!(s, "  wrong: {}: {}{}", x.name, x.error.clone().unwrap_or_default(), wrong.join("; "));
+    }
+    s
+}
