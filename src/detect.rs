@@ -11,7 +11,7 @@
 use crate::board::{Board, Layout};
 use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
-use crate::measure::{fit_circle, ColourView, FitConfig, MeasureError};
+use crate::measure::{fit_circle, fit_circle_visible, ColourView, FitConfig, MeasureError};
 use crate::piece::{PieceKind, Team};
 use image::{GrayImage, Luma};
 use imageproc::distance_transform::Norm;
@@ -117,6 +117,17 @@ pub const MIN_BLOB_WIDTH_FRACTION: f64 = 0.6;
 /// at least this fraction must have the piece's colour: a fit that found an
 /// outline around something else (a hand, a line crossing) is no piece.
 pub const MIN_FILL_FRACTION: f64 = 0.6;
+/// A real outline fits its circle to a fraction of a pixel (sub-pixel edges,
+/// JPEG and noise included); an "outline" found in glare or grain scatters by
+/// several pixels. Above this RMS (in pixels at the piece) it is no piece.
+pub const MAX_FIT_RMS_PX: f64 = 1.5;
+/// A washer whose apparent size puts it more than this below the surface is
+/// down a cup or on the ground: half the 76 mm cup depth, where the size
+/// estimate (good to ~20 mm) cannot confuse the two.
+pub const WASHER_BELOW_SURFACE_MM: f64 = 35.0;
+/// Lines of sight that pass closer than this to a hole's rim are not trusted
+/// for a washer in the cup: the rim's edge and its shadow blur into them.
+pub const RIM_CLEARANCE_MM: f64 = 1.5;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
 pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
@@ -212,7 +223,31 @@ impl Grid {
                 pixels.push(px.map_or([f32::NAN; 2], |q| [q.u as f32, q.v as f32]));
             }
         }
-        Grid { x0, y0, step, cols, rows, pixels }
+        // Keep only the rows and columns that have a cell in view: an end camera
+        // sees a fraction of a long board.
+        let visible = |i: usize| !pixels[i][0].is_nan();
+        let (mut c_lo, mut c_hi, mut r_lo, mut r_hi) = (u32::MAX, 0, u32::MAX, 0);
+        for i in (0..pixels.len()).filter(|&i| visible(i)) {
+            let (c, r) = (i as u32 % cols, i as u32 / cols);
+            (c_lo, c_hi, r_lo, r_hi) = (c_lo.min(c), c_hi.max(c), r_lo.min(r), r_hi.max(r));
+        }
+        if c_lo > c_hi {
+            return Grid { x0, y0, step, cols: 0, rows: 0, pixels: Vec::new() };
+        }
+        let (new_cols, new_rows) = (c_hi - c_lo + 1, r_hi - r_lo + 1);
+        let mut cropped = Vec::with_capacity((new_cols * new_rows) as usize);
+        for r in r_lo..=r_hi {
+            let start = (r * cols + c_lo) as usize;
+            cropped.extend_from_slice(&pixels[start..start + new_cols as usize]);
+        }
+        Grid {
+            x0: x0 + c_lo as f64 * step,
+            y0: y0 + r_lo as f64 * step,
+            step,
+            cols: new_cols,
+            rows: new_rows,
+            pixels: cropped,
+        }
     }
 
     fn cell_centre(&self, c: f64, r: f64) -> BoardPoint {
@@ -376,23 +411,39 @@ impl Detector {
         }
     }
 
-    /// Measures one candidate at the piece's top height.
+    /// Measures one candidate at the piece's real top height.
     fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let mut z = self.shape.top_z_mm;
         let mut fit = fit_circle(frame, &self.camera, &self.pose, start, z, false, &self.cfg.fit)?;
-        // A weight off the surface lies in the gutter, lower by the gutter's depth:
-        // measure it again at that height.
-        if let Layout::Shuffleboard(s) = &self.board.layout {
-            if !self.board.surface.contains(fit.footprint.centre) {
-                let low = z - s.gutter_depth_mm;
-                if let Ok(again) = fit_circle(frame, &self.camera, &self.pose, fit.footprint, low, false, &self.cfg.fit) {
-                    if !self.board.surface.contains(again.footprint.centre) {
-                        (z, fit) = (low, again);
+        let mut in_hole = None;
+        match &self.board.layout {
+            // A weight off the surface lies in the gutter, lower by the gutter's
+            // depth: measure it again at that height.
+            Layout::Shuffleboard(s) => {
+                if !self.board.surface.contains(fit.footprint.centre) {
+                    let low = z - s.gutter_depth_mm;
+                    if let Ok(again) = fit_circle(frame, &self.camera, &self.pose, fit.footprint, low, false, &self.cfg.fit) {
+                        if !self.board.surface.contains(again.footprint.centre) {
+                            (z, fit) = (low, again);
+                        }
                     }
                 }
             }
+            Layout::Washer(w) => {
+                (z, fit, in_hole) = self.washer_height(frame, w, fit)?;
+            }
+            Layout::Sjoelbak(_) => {}
         }
-        let fill = self.fill_fraction(class, fit.footprint);
+        let visible = |p: BoardPoint3| self.sees_into_hole(in_hole, p);
+        if fit.rms_mm > MAX_FIT_RMS_PX * fit.mm_per_px {
+            return Err(DetectError::NotAPiece {
+                x_mm: fit.footprint.centre.x_mm,
+                y_mm: fit.footprint.centre.y_mm,
+                reason: format!("edges scatter {:.1} px about the best circle", fit.rms_mm / fit.mm_per_px),
+            });
+        }
+        // The colour grid lies at the surface pieces' height: it checks only those.
+        let fill = if (z - self.shape.top_z_mm).abs() < 1e-9 { self.fill_fraction(class, fit.footprint) } else { 1.0 };
         if fill < MIN_FILL_FRACTION {
             return Err(DetectError::NotAPiece {
                 x_mm: fit.footprint.centre.x_mm,
@@ -405,7 +456,7 @@ impl Detector {
             format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, self.shape.radius_mm)
         });
         // The piece is rigid and of known size: its centre is best estimated with the radius held.
-        let held = fit_circle(
+        let held = fit_circle_visible(
             frame,
             &self.camera,
             &self.pose,
@@ -413,6 +464,7 @@ impl Detector {
             z,
             true,
             &FitConfig { passes: 1, ..self.cfg.fit },
+            &visible,
         )
         .unwrap_or(fit.clone());
         Ok(Detection {
@@ -432,6 +484,77 @@ impl Detector {
 }
 
 impl Detector {
+    /// Finds a washer's real height from its outline's apparent size: an outline
+    /// fitted at an assumed height comes out scaled by the ratio of the two
+    /// heights' distances from the camera. The height is then snapped to where a
+    /// washer can rest: on the surface, or flat in a cup (on the bottom or on
+    /// washers there); off the board it is wherever the ground is.
+    fn washer_height(
+        &self,
+        frame: &ColourView,
+        w: &crate::board::WasherBoard,
+        first: crate::measure::CircleFit,
+    ) -> Result<(f64, crate::measure::CircleFit, Option<usize>), DetectError> {
+        let r = self.shape.radius_mm;
+        let cam_z = self.pose.centre().z_mm;
+        let surface_top = self.shape.top_z_mm;
+        // The apparent size says roughly how far down the washer is; sub-pixel
+        // edges make it good to ~1 % of the camera height, which tells the
+        // surface from a cup bottom 76 mm lower but is no measurement of height.
+        let z_est = cam_z - (cam_z - surface_top) * r / first.footprint.radius_mm;
+        if z_est > -WASHER_BELOW_SURFACE_MM {
+            return Ok((surface_top, first, None));
+        }
+        // Down in a cup: flat on the bottom (a washer on another one lies 3.2 mm
+        // higher, a parallax of about a millimetre at the cup's centre, which no
+        // call depends on).
+        let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
+        let cup_fit = |hole: usize, start: Footprint| {
+            let visible = |p: BoardPoint3| self.sees_into_hole(Some(hole), p);
+            fit_circle_visible(frame, &self.camera, &self.pose, start, bottom_top, false, &self.cfg.fit, &visible)
+        };
+        let at_bottom = self.pose.ray(&self.camera, self.pose.project(&self.camera, first.footprint.centre.at_height(surface_top)).unwrap_or_default())
+            .and_then(|(o, d)| (d[2].abs() > 1e-9).then(|| {
+                let s = (bottom_top - o.z_mm) / d[2];
+                BoardPoint::new(o.x_mm + s * d[0], o.y_mm + s * d[1])
+            }));
+        if let Some(c) = at_bottom {
+            if let Some(hole) = self.hole_under(c, w) {
+                let f = cup_fit(hole, Footprint::new(c, r))?;
+                return Ok((bottom_top, f, Some(hole)));
+            }
+        }
+        // Off the board, on the ground: refine the height from the size.
+        let (mut z, mut fit) = (surface_top, first);
+        for _ in 0..3 {
+            let z_new = cam_z - (cam_z - z) * r / fit.footprint.radius_mm;
+            match fit_circle(frame, &self.camera, &self.pose, fit.footprint, z_new, false, &self.cfg.fit) {
+                Ok(f) => (z, fit) = (z_new, f),
+                Err(_) => break,
+            }
+        }
+        Ok((z, fit, None))
+    }
+
+    /// The hole whose rim encloses a point, if any.
+    fn hole_under(&self, p: BoardPoint, w: &crate::board::WasherBoard) -> Option<usize> {
+        w.holes.iter().position(|h| p.distance(h.centre()) < h.radius())
+    }
+
+    /// Whether the camera sees a point down in hole `hole`'s cup: its line of
+    /// sight must pass through the hole's opening at the surface.
+    fn sees_into_hole(&self, hole: Option<usize>, p: BoardPoint3) -> bool {
+        let (Some(i), Some(w)) = (hole, self.board.washer()) else { return true };
+        if p.z_mm >= 0.0 {
+            return true;
+        }
+        let c = self.pose.centre();
+        let s = -p.z_mm / (c.z_mm - p.z_mm);
+        let q = BoardPoint::new(p.x_mm + s * (c.x_mm - p.x_mm), p.y_mm + s * (c.y_mm - p.y_mm));
+        let h = &w.holes[i];
+        q.distance(h.centre()) < h.radius() - RIM_CLEARANCE_MM
+    }
+
     /// The fraction of grid cells within 85 % of a footprint's radius that have
     /// colour class `class` (cells out of view are not counted).
     fn fill_fraction(&self, class: usize, fp: Footprint) -> f64 {

@@ -65,6 +65,8 @@ pub struct FixtureOutcome {
     pub pieces: Vec<PieceOutcome>,
     /// Detections that match no truth piece.
     pub extra: Vec<PieceReport>,
+    /// Colour found that the detector could not explain as pieces.
+    pub unexplained: Vec<crate::detect::Unexplained>,
     /// Every call right and nothing extra.
     pub all_calls_right: bool,
     /// The frame was flagged as needing review.
@@ -140,6 +142,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         error: None,
         pieces: Vec::new(),
         extra: Vec::new(),
+        unexplained: Vec::new(),
         all_calls_right: false,
         needs_review: false,
         seconds: 0.0,
@@ -208,6 +211,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
     out.extra = reports.iter().zip(&used).filter(|(_, u)| !**u).map(|(r, _)| r.clone()).collect();
     out.all_calls_right = out.pieces.iter().all(|p| p.call == p.truth_call) && out.extra.is_empty();
     out.needs_review = reports.iter().any(|r| r.review) || !detections.unexplained.is_empty();
+    out.unexplained = detections.unexplained;
     out
 }
 

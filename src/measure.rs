@@ -30,6 +30,10 @@ const MIN_RESIDUAL_SPREAD_MM: f64 = 0.05;
 /// outline is mostly hidden (a hand, another piece) and the fit is not trusted.
 pub const MIN_INLIER_FRACTION: f64 = 0.5;
 
+/// Fewest edge points a fit is made from: an arc of a dozen points spread over
+/// a visible part of the outline still fixes a centre when the radius is known.
+pub const MIN_EDGE_POINTS: usize = 12;
+
 /// Errors of the measurement stage.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MeasureError {
@@ -148,13 +152,30 @@ pub fn fit_circle(
     fixed_radius: bool,
     cfg: &FitConfig,
 ) -> Result<CircleFit, MeasureError> {
+    fit_circle_visible(image, camera, pose, start, height_mm, fixed_radius, cfg, &|_| true)
+}
+
+/// [`fit_circle`] where only probes whose every point satisfies `visible` count:
+/// the camera's line of sight to a washer in a cup is cut by the hole's rim.
+#[allow(clippy::too_many_arguments)]
+pub fn fit_circle_visible(
+    image: &ColourView,
+    camera: &Camera,
+    pose: &CameraPose,
+    start: Footprint,
+    height_mm: f64,
+    fixed_radius: bool,
+    cfg: &FitConfig,
+    visible: &dyn Fn(BoardPoint3) -> bool,
+) -> Result<CircleFit, MeasureError> {
     let mut centre = start.centre;
     let mut radius = start.radius_mm;
     let mut last = None;
     for _ in 0..cfg.passes.max(1) {
-        let (edges, mm_per_px) = probe_edges(image, camera, pose, centre, start.radius_mm, height_mm, cfg);
-        let min_found = (cfg.probes as f64 * MIN_INLIER_FRACTION).ceil() as usize;
-        if edges.len() < min_found.max(3) {
+        let (edges, seen, mm_per_px) = probe_edges(image, camera, pose, centre, start.radius_mm, height_mm, cfg, visible);
+        // Edges are required on a share of the probes the camera can see at all.
+        let min_found = ((seen as f64 * MIN_INLIER_FRACTION).ceil() as usize).max(MIN_EDGE_POINTS);
+        if edges.len() < min_found {
             return Err(MeasureError::TooFewEdges {
                 found: edges.len(),
                 probes: cfg.probes,
@@ -166,7 +187,7 @@ pub fn fit_circle(
         let fixed = fixed_radius.then_some(start.radius_mm);
         let (c, r, inlier_mask) = robust_circle(&pts, centre, radius, fixed);
         let inliers: Vec<EdgePoint> = edges.iter().zip(&inlier_mask).filter(|(_, k)| **k).map(|(e, _)| *e).collect();
-        if inliers.len() < min_found.max(3) {
+        if inliers.len() < min_found {
             return Err(MeasureError::TooFewEdges { found: inliers.len(), probes: cfg.probes, x_mm: c.x_mm, y_mm: c.y_mm });
         }
         let rms = (inliers.iter().map(|e| (e.at.distance(c) - r).powi(2)).sum::<f64>() / inliers.len() as f64).sqrt();
@@ -200,6 +221,7 @@ pub fn px_per_mm(camera: &Camera, pose: &CameraPose, at: BoardPoint3) -> Option<
 }
 
 /// Probes radial lines and returns one edge point per probe that finds an edge.
+#[allow(clippy::too_many_arguments)]
 fn probe_edges(
     image: &ColourView,
     camera: &Camera,
@@ -208,12 +230,14 @@ fn probe_edges(
     radius: f64,
     height: f64,
     cfg: &FitConfig,
-) -> (Vec<EdgePoint>, f64) {
+    visible: &dyn Fn(BoardPoint3) -> bool,
+) -> (Vec<EdgePoint>, usize, f64) {
     let scale = px_per_mm(camera, pose, centre.at_height(height)).unwrap_or(1.0).max(1e-3);
     let step_mm = cfg.step_px / scale;
     let (r0, r1) = ((radius - cfg.band_mm).max(radius * 0.2), radius + cfg.band_mm);
     let n = ((r1 - r0) / step_mm).ceil().max(4.0) as usize;
     let mut edges = Vec::with_capacity(cfg.probes);
+    let mut seen = 0;
     let mut profile: Vec<[f32; 3]> = Vec::with_capacity(n + 1);
     for k in 0..cfg.probes {
         let theta = std::f64::consts::TAU * k as f64 / cfg.probes as f64;
@@ -223,6 +247,10 @@ fn probe_edges(
         for i in 0..=n {
             let r = r0 + (r1 - r0) * i as f64 / n as f64;
             let p = BoardPoint3::new(centre.x_mm + r * c, centre.y_mm + r * s, height);
+            if !visible(p) {
+                ok = false;
+                break;
+            }
             match pose.project(camera, p).and_then(|px| image.sample(px)) {
                 Some(rgb) => profile.push(rgb),
                 None => {
@@ -234,12 +262,13 @@ fn probe_edges(
         if !ok {
             continue;
         }
+        seen += 1;
         if let Some((t, contrast)) = edge_crossing(&profile) {
             let r = r0 + (r1 - r0) * t / n as f64;
             edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
         }
     }
-    (edges, 1.0 / scale)
+    (edges, seen, 1.0 / scale)
 }
 
 /// Samples at each end of a profile that set its inside and outside colours.
