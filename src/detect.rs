@@ -11,8 +11,9 @@
 use crate::board::{Board, Layout};
 use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
-use crate::measure::{fit_circle, fit_circle_visible, ColourView, FitConfig, MeasureError};
+use crate::measure::{fit_circle_visible, ColourView, FitConfig, MeasureError};
 use crate::piece::{PieceKind, Team};
+use crate::render::raycast::World;
 use image::{GrayImage, Luma};
 use imageproc::distance_transform::Norm;
 use imageproc::morphology::open;
@@ -66,8 +67,8 @@ pub struct TeamColour {
 pub struct DetectorConfig {
     /// Team colours of weights and washers (defaults: red and blue).
     pub teams: Vec<TeamColour>,
-    /// The colour of sjoelen discs (light wood).
-    pub disc: ColourClass,
+    /// The look of sjoelen discs (light wood) relative to the board.
+    pub disc: PaleClass,
     /// Candidate grid spacing on the board (mm).
     pub grid_mm: f64,
     /// Outline fitting.
@@ -83,9 +84,18 @@ pub const RED: ColourClass =
 /// under tungsten); nothing else on a board is blue.
 pub const BLUE: ColourClass =
     ColourClass { hue_deg: 225.0, hue_tolerance_deg: 35.0, min_saturation: 0.35, min_value: 0.10, max_saturation: 1.0 };
-/// Light-wood discs: wood hue, but paler and brighter than the board's lacquer.
-pub const DISC: ColourClass =
-    ColourClass { hue_deg: 35.0, hue_tolerance_deg: 20.0, min_saturation: 0.08, min_value: 0.70, max_saturation: 0.36 };
+/// Pieces told from the board by being paler and brighter than it (sjoelen's
+/// light-wood discs on a lacquered board): thresholds relative to the board's
+/// median saturation and value in the same frame, so they follow the light.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PaleClass {
+    pub max_saturation_ratio: f32,
+    pub min_value_ratio: f32,
+}
+
+/// Discs measure 0.3-0.6 of the board's saturation and 1.2-1.5 of its value
+/// over the rendered fixtures' lights; these bounds keep a margin on both.
+pub const DISC: PaleClass = PaleClass { max_saturation_ratio: 0.75, min_value_ratio: 1.08 };
 
 impl Default for DetectorConfig {
     fn default() -> Self {
@@ -125,8 +135,8 @@ pub const MAX_FIT_RMS_PX: f64 = 1.5;
 /// down a cup or on the ground: half the 76 mm cup depth, where the size
 /// estimate (good to ~20 mm) cannot confuse the two.
 pub const WASHER_BELOW_SURFACE_MM: f64 = 35.0;
-/// Lines of sight that pass closer than this to a hole's rim are not trusted
-/// for a washer in the cup: the rim's edge and its shadow blur into them.
+/// Lines of sight are tested from this far along them (mm): the point itself
+/// lies on a surface that must not count as blocking it.
 pub const RIM_CLEARANCE_MM: f64 = 1.5;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
@@ -283,8 +293,13 @@ pub struct Detector {
     pose: CameraPose,
     shape: PieceShape,
     grid: Grid,
+    /// The board's solids (walls, gate bar, partitions, cups): what can hide
+    /// part of a piece from the camera.
+    solids: World,
     /// One mask per colour class, reused across frames.
     masks: Vec<GrayImage>,
+    /// Each grid cell's colour in the current frame.
+    hsv: Vec<[f32; 3]>,
 }
 
 impl Detector {
@@ -304,7 +319,8 @@ impl Detector {
         }
         let classes = if shape.kind == PieceKind::Disc { 1 } else { cfg.teams.len() };
         let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
-        Ok(Detector { cfg, board: board.clone(), camera: *camera, pose: *pose, shape, grid, masks })
+        let solids = World::build(board, &[]);
+        Ok(Detector { cfg, board: board.clone(), camera: *camera, pose: *pose, shape, grid, solids, masks, hsv: Vec::new() })
     }
 
     /// Detects and measures every piece in a BGR frame.
@@ -317,33 +333,69 @@ impl Detector {
                 want_height: self.camera.image_height,
             });
         }
-        let classes: Vec<(Option<Team>, ColourClass)> = if self.shape.kind == PieceKind::Disc {
-            vec![(None, self.cfg.disc)]
-        } else {
-            self.cfg.teams.iter().map(|t| (Some(t.team), t.colour)).collect()
-        };
         for m in &mut self.masks {
             m.fill(0);
         }
-        for (i, px) in self.grid.pixels.iter().enumerate() {
+        // Each cell's colour: the mean of four samples a half-cell apart, which
+        // calms sensor noise and the sparkle of glare on wood grain.
+        let q = (self.grid.step / 4.0) as f32;
+        self.hsv.clear();
+        for px in &self.grid.pixels {
             if px[0].is_nan() {
+                self.hsv.push([f32::NAN; 3]);
                 continue;
             }
-            let Some(bgr) = frame.sample(PixelPoint::new(px[0] as f64, px[1] as f64)) else { continue };
-            let hsv = bgr_to_hsv(bgr);
-            for (k, (_, class)) in classes.iter().enumerate() {
-                if class.contains(hsv) {
-                    let (c, r) = (i as u32 % self.grid.cols, i as u32 / self.grid.cols);
-                    self.masks[k].put_pixel(c, r, Luma([255]));
+            let mut acc = [0.0f32; 3];
+            let mut n = 0.0;
+            for (du, dv) in [(-q, -q), (q, -q), (-q, q), (q, q)] {
+                // The grid is in mm; a quarter cell is a fraction of a pixel to a
+                // few pixels, close enough to spread the samples over the cell.
+                if let Some(bgr) = frame.sample(PixelPoint::new((px[0] + du) as f64, (px[1] + dv) as f64)) {
+                    for k in 0..3 {
+                        acc[k] += bgr[k];
+                    }
+                    n += 1.0;
                 }
             }
+            self.hsv.push(if n > 0.0 { bgr_to_hsv([acc[0] / n, acc[1] / n, acc[2] / n]) } else { [f32::NAN; 3] });
         }
+        let cols = self.grid.cols;
+        let teams: Vec<Option<Team>> = if self.shape.kind == PieceKind::Disc {
+            // The board's own colour: cells on the playing surface only.
+            let on_board: Vec<[f32; 3]> = self
+                .hsv
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| {
+                    let g = &self.grid;
+                    self.board.surface.contains(g.cell_centre((*i as u32 % g.cols) as f64, (*i as u32 / g.cols) as f64))
+                })
+                .map(|(_, c)| *c)
+                .collect();
+            let (s_med, v_med) = median_saturation_value(&on_board);
+            let pale = self.cfg.disc;
+            for (i, hsv) in self.hsv.iter().enumerate() {
+                if hsv[2] >= pale.min_value_ratio * v_med && hsv[1] <= pale.max_saturation_ratio * s_med {
+                    self.masks[0].put_pixel(i as u32 % cols, i as u32 / cols, Luma([255]));
+                }
+            }
+            vec![None]
+        } else {
+            for (i, hsv) in self.hsv.iter().enumerate() {
+                for (k, t) in self.cfg.teams.iter().enumerate() {
+                    if !hsv[0].is_nan() && t.colour.contains(*hsv) {
+                        self.masks[k].put_pixel(i as u32 % cols, i as u32 / cols, Luma([255]));
+                    }
+                }
+            }
+            self.cfg.teams.iter().map(|t| Some(t.team)).collect()
+        };
         let k_cells = (THIN_RUN_MM / self.grid.step).ceil().clamp(1.0, 255.0) as u8;
         for m in &mut self.masks {
             *m = open(m, Norm::L2, k_cells);
         }
         let mut out = Detections::default();
-        for (k, (team, _)) in classes.iter().enumerate() {
+        for (k, team) in teams.iter().enumerate() {
             self.detect_class(frame, k, *team, &mut out);
         }
         Ok(out)
@@ -414,7 +466,7 @@ impl Detector {
     /// Measures one candidate at the piece's real top height.
     fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let mut z = self.shape.top_z_mm;
-        let mut fit = fit_circle(frame, &self.camera, &self.pose, start, z, false, &self.cfg.fit)?;
+        let mut fit = self.fit(frame, start, z)?;
         let mut in_hole = None;
         match &self.board.layout {
             // A weight off the surface lies in the gutter, lower by the gutter's
@@ -422,7 +474,7 @@ impl Detector {
             Layout::Shuffleboard(s) => {
                 if !self.board.surface.contains(fit.footprint.centre) {
                     let low = z - s.gutter_depth_mm;
-                    if let Ok(again) = fit_circle(frame, &self.camera, &self.pose, fit.footprint, low, false, &self.cfg.fit) {
+                    if let Ok(again) = self.fit(frame, fit.footprint, low) {
                         if !self.board.surface.contains(again.footprint.centre) {
                             (z, fit) = (low, again);
                         }
@@ -434,7 +486,8 @@ impl Detector {
             }
             Layout::Sjoelbak(_) => {}
         }
-        let visible = |p: BoardPoint3| self.sees_into_hole(in_hole, p);
+        let visible = |p: BoardPoint3| self.sees(p);
+        let _ = in_hole;
         if fit.rms_mm > MAX_FIT_RMS_PX * fit.mm_per_px {
             return Err(DetectError::NotAPiece {
                 x_mm: fit.footprint.centre.x_mm,
@@ -509,8 +562,8 @@ impl Detector {
         // higher, a parallax of about a millimetre at the cup's centre, which no
         // call depends on).
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
-        let cup_fit = |hole: usize, start: Footprint| {
-            let visible = |p: BoardPoint3| self.sees_into_hole(Some(hole), p);
+        let cup_fit = |_hole: usize, start: Footprint| {
+            let visible = |p: BoardPoint3| self.sees(p);
             fit_circle_visible(frame, &self.camera, &self.pose, start, bottom_top, false, &self.cfg.fit, &visible)
         };
         let at_bottom = self.pose.ray(&self.camera, self.pose.project(&self.camera, first.footprint.centre.at_height(surface_top)).unwrap_or_default())
@@ -528,7 +581,7 @@ impl Detector {
         let (mut z, mut fit) = (surface_top, first);
         for _ in 0..3 {
             let z_new = cam_z - (cam_z - z) * r / fit.footprint.radius_mm;
-            match fit_circle(frame, &self.camera, &self.pose, fit.footprint, z_new, false, &self.cfg.fit) {
+            match self.fit(frame, fit.footprint, z_new) {
                 Ok(f) => (z, fit) = (z_new, f),
                 Err(_) => break,
             }
@@ -541,18 +594,21 @@ impl Detector {
         w.holes.iter().position(|h| p.distance(h.centre()) < h.radius())
     }
 
-    /// Whether the camera sees a point down in hole `hole`'s cup: its line of
-    /// sight must pass through the hole's opening at the surface.
-    fn sees_into_hole(&self, hole: Option<usize>, p: BoardPoint3) -> bool {
-        let (Some(i), Some(w)) = (hole, self.board.washer()) else { return true };
-        if p.z_mm >= 0.0 {
-            return true;
-        }
+    /// A free-radius outline fit at height `z` over the probes the camera can see.
+    fn fit(&self, frame: &ColourView, start: Footprint, z: f64) -> Result<crate::measure::CircleFit, MeasureError> {
+        fit_circle_visible(frame, &self.camera, &self.pose, start, z, false, &self.cfg.fit, &|p| self.sees(p))
+    }
+
+    /// Whether the camera's line of sight to a point is clear of the board's
+    /// solids (a cup's rim, a sjoelbak's walls, gate bar and partitions).
+    fn sees(&self, p: BoardPoint3) -> bool {
         let c = self.pose.centre();
-        let s = -p.z_mm / (c.z_mm - p.z_mm);
-        let q = BoardPoint::new(p.x_mm + s * (c.x_mm - p.x_mm), p.y_mm + s * (c.y_mm - p.y_mm));
-        let h = &w.holes[i];
-        q.distance(h.centre()) < h.radius() - RIM_CLEARANCE_MM
+        let d = [c.x_mm - p.x_mm, c.y_mm - p.y_mm, c.z_mm - p.z_mm];
+        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        let d = [d[0] / len, d[1] / len, d[2] / len];
+        // Start just off the point so the surface it lies on does not block it.
+        let o = [p.x_mm + d[0] * RIM_CLEARANCE_MM, p.y_mm + d[1] * RIM_CLEARANCE_MM, p.z_mm + d[2] * RIM_CLEARANCE_MM];
+        !self.solids.occluded(o, d, len)
     }
 
     /// The fraction of grid cells within 85 % of a footprint's radius that have
@@ -576,6 +632,20 @@ impl Detector {
         }
         if inside == 0 { 0.0 } else { hit as f64 / inside as f64 }
     }
+}
+
+/// The median saturation and value over the cells in view.
+fn median_saturation_value(hsv: &[[f32; 3]]) -> (f32, f32) {
+    let mut s: Vec<f32> = hsv.iter().filter(|c| !c[0].is_nan()).map(|c| c[1]).collect();
+    let mut v: Vec<f32> = hsv.iter().filter(|c| !c[0].is_nan()).map(|c| c[2]).collect();
+    if s.is_empty() {
+        return (0.0, 1.0);
+    }
+    let mid = s.len() / 2;
+    let (_, ms, _) = s.select_nth_unstable_by(mid, f32::total_cmp);
+    let ms = *ms;
+    let (_, mv, _) = v.select_nth_unstable_by(mid, f32::total_cmp);
+    (ms, *mv)
 }
 
 /// The standard deviation of a blob's cells along its narrowest direction (cells).
