@@ -69,6 +69,12 @@ pub struct FixtureOutcome {
     pub unexplained: Vec<crate::detect::Unexplained>,
     /// Every call right and nothing extra.
     pub all_calls_right: bool,
+    /// The round's score (by the rules engine, the board's usual game) from the
+    /// truth and from our calls.
+    pub truth_score: Option<serde_json::Value>,
+    pub score: Option<serde_json::Value>,
+    /// Our round score equals the truth's.
+    pub score_right: bool,
     /// The frame was flagged as needing review.
     pub needs_review: bool,
     pub seconds: f64,
@@ -79,7 +85,7 @@ pub struct FixtureOutcome {
 pub struct EvalReport {
     pub fixtures: usize,
     pub pose: PoseSource,
-    /// Percent of fixtures whose calls (and so round score) are all correct.
+    /// Percent of fixtures whose round score is correct.
     pub pcs_percent: f64,
     pub footprint_error_mm: Stats,
     /// Truth call -> our call -> count.
@@ -144,6 +150,9 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         extra: Vec::new(),
         unexplained: Vec::new(),
         all_calls_right: false,
+        truth_score: None,
+        score: None,
+        score_right: false,
         needs_review: false,
         seconds: 0.0,
     };
@@ -208,10 +217,92 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         };
         out.pieces.push(outcome);
     }
+    let board = Board::load(&fx.truth.board).ok();
+    if let Some(board) = &board {
+        out.truth_score = round_points(board, &truth_reports(fx));
+        out.score = round_points(board, &reports);
+        out.score_right = out.truth_score.is_some() && out.truth_score == out.score;
+    }
     out.extra = reports.iter().zip(&used).filter(|(_, u)| !**u).map(|(r, _)| r.clone()).collect();
     out.all_calls_right = out.pieces.iter().all(|p| p.call == p.truth_call) && out.extra.is_empty();
     out.needs_review = reports.iter().any(|r| r.review) || !detections.unexplained.is_empty();
     out.unexplained = detections.unexplained;
+    out
+}
+
+/// The game a fixture's round is scored by: the board's usual game.
+pub fn usual_game(board: &Board) -> crate::rules::Rules {
+    use crate::rules::Rules;
+    match board.layout {
+        crate::board::Layout::Shuffleboard(_) => Rules::KnockOff,
+        crate::board::Layout::Sjoelbak(_) => Rules::Sjoelen,
+        crate::board::Layout::Washer(_) => match board.name.as_str() {
+            "yocu-4" => Rules::Yocu4,
+            "yocu-9" => Rules::Yocu9,
+            _ => Rules::HoleyBoard,
+        },
+    }
+}
+
+/// The numbers of a round's score (points per side, or the sjoelen score),
+/// without the rulings' wording, which names pieces by number.
+pub fn round_points(board: &Board, pieces: &[PieceReport]) -> Option<serde_json::Value> {
+    let game = usual_game(board);
+    let v = crate::score::score_round(game, &[], board, crate::piece::Team::Red, pieces).ok()?;
+    match game {
+        crate::rules::Rules::Sjoelen => Some(serde_json::json!({ "score": v["score"], "counts": v["counts"] })),
+        _ => Some(v["rounds"].get(0).map(|r| r["points"].clone()).unwrap_or_else(|| v["current_round"].clone())),
+    }
+}
+
+/// The truth's pieces as reports, numbered as the calls stage numbers ours.
+fn truth_reports(fx: &Fixture) -> Vec<PieceReport> {
+    let mut out = Vec::new();
+    let mut numbers: BTreeMap<Option<crate::piece::Team>, u32> = BTreeMap::new();
+    let mut pieces: Vec<_> = fx.truth.pieces.iter().filter(|p| p.in_frame).collect();
+    pieces.sort_by(|a, b| a.footprint.centre.y_mm.total_cmp(&b.footprint.centre.y_mm).then(a.footprint.centre.x_mm.total_cmp(&b.footprint.centre.x_mm)));
+    for p in pieces {
+        let n = numbers.entry(p.team).or_insert(0);
+        *n += 1;
+        let id = match p.team {
+            Some(t) => crate::piece::PieceId::of_team(t, *n),
+            None => crate::piece::PieceId::disc(*n),
+        };
+        let (boundary, margin, place) = match &p.call {
+            PieceCall::Shuffleboard(m) => (m.boundary, m.margin_mm, None),
+            PieceCall::Washer(m) => (
+                m.boundary,
+                m.margin_mm,
+                match m.call {
+                    crate::calls::WasherCall::In { hole } | crate::calls::WasherCall::Leaner { hole } => Some(hole),
+                    _ => None,
+                },
+            ),
+            PieceCall::Sjoelen(m) => (
+                m.boundary,
+                m.margin_mm,
+                match m.call {
+                    crate::calls::SjoelCall::Compartment { compartment } => Some(compartment),
+                    crate::calls::SjoelCall::None => None,
+                },
+            ),
+        };
+        out.push(PieceReport {
+            id,
+            kind: p.kind,
+            team: p.team,
+            x_mm: p.footprint.centre.x_mm,
+            y_mm: p.footprint.centre.y_mm,
+            call: truth_call_name(&p.call),
+            value: p.value,
+            place,
+            boundary,
+            margin_mm: margin,
+            sigma_mm: 0.0,
+            review: false,
+            doubt: None,
+        });
+    }
     out
 }
 
@@ -253,7 +344,7 @@ pub fn summarise(results: Vec<FixtureOutcome>, pose: PoseSource) -> EvalReport {
     EvalReport {
         fixtures: results.len(),
         pose,
-        pcs_percent: 100.0 * results.iter().filter(|r| r.all_calls_right).count() as f64 / n,
+        pcs_percent: 100.0 * results.iter().filter(|r| r.score_right).count() as f64 / n,
         footprint_error_mm: Stats::of(&errors),
         confusion,
         confident_wrong,
@@ -279,7 +370,9 @@ pub fn render_text(r: &EvalReport) -> String {
         let cells: Vec<String> = row.iter().map(|(c, n)| format!("{c}: {n}")).collect();
         let _ = writeln!(s, "  {t:<14} {}", cells.join(", "));
     }
-    for x in r.results.iter().filter(|x| !x.all_calls_right) {
+    let calls_right = r.results.iter().filter(|x| x.all_calls_right).count();
+    let _ = writeln!(s, "all calls right     {calls_right} of {} fixtures", r.fixtures);
+    for x in r.results.iter().filter(|x| !x.all_calls_right || !x.score_right) {
         let wrong: Vec<String> = x
             .pieces
             .iter()

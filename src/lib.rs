@@ -6,8 +6,19 @@
 //! ([`geom`]), the pieces ([`piece`]) and the geometric calls ([`calls`]).
 
 pub mod board;
+pub mod calibrate;
 pub mod calls;
+pub mod fixture;
 pub mod camera;
+pub mod detect;
+pub mod eval;
+pub mod frame;
 pub mod geom;
+pub mod locate;
 pub mod measure;
 pub mod piece;
+pub mod rectify;
+pub mod rules;
+pub mod score;
+pub mod render;
+pub mod undistort;

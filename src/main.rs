@@ -2,7 +2,8 @@
 //!
 //! Exit codes (also in `boardcall --help` and README.md):
 //! 0 success; 1 unexpected internal error; 2 command-line usage error;
-//! 3 invalid input (unreadable or malformed board, events, image or camera file).
+//! 3 invalid input (unreadable or malformed board, events, image, camera, scene or fixture file);
+//! 4 refused: the board (or calibration pattern) was not found or the fit is poor, no result given.
 
 use anyhow::{Context, Result};
 use boardcall::board::{self, Board, BoardError, Layout};
@@ -12,11 +13,39 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 use std::process::ExitCode;
 
+/// Writes a line to standard output; a closed pipe (`boardcall ... | head`) ends
+/// the program quietly instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            return Err(e.into());
+        }
+    }};
+}
+
+/// As [`say!`] without the newline.
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            return Err(e.into());
+        }
+    }};
+}
+
 const EXIT_CODES: &str = "Exit codes:
   0  success
   1  unexpected internal error
   2  command-line usage error
-  3  invalid input: an unreadable or malformed board, events, image or camera file";
+  3  invalid input: an unreadable or malformed board, events, image, camera, scene or fixture file
+  4  refused: the board (or calibration pattern) was not found or the fit is poor; no result given";
 
 #[derive(Parser)]
 #[command(name = "boardcall", version, about = "Scores table games from an overhead camera, to the millimetre.", after_help = EXIT_CODES)]
@@ -27,8 +56,173 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Score one frame: locate the board (or use --pose), detect and measure every piece, call it,
+    /// and score the round with the rules engine. JSON on stdout (docs/report-format.md).
+    #[command(after_help = "Example: boardcall score fixtures/scenes/00-shuffleboard-22ft-plain/image.jpg --board shuffleboard-22ft \\\n           --game knock-off --camera fixtures/scenes/00-shuffleboard-22ft-plain/camera.yaml")]
+    Score {
+        /// The frame (PNG, JPEG, ...), as the camera took it.
+        image: std::path::PathBuf,
+        /// A built-in board name, NAME@VARIANT, or a board file.
+        #[arg(long)]
+        board: String,
+        /// The game whose round to score (knock-off, tap-and-draw, horse-collar, baseball,
+        /// crazy-eight, holeyboard, yocu-4, yocu-9, sjoelen); without it only the calls are given.
+        #[arg(long)]
+        game: Option<String>,
+        /// Game options, as for `boardcall game` (repeatable).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Knock Off, Tap & Draw, washer games: the team that threw first this round.
+        #[arg(long, default_value = "red")]
+        first: String,
+        /// The camera file (OpenCV FileStorage YAML, from `boardcall calibrate`).
+        #[arg(long)]
+        camera: std::path::PathBuf,
+        /// A pose file (from `boardcall locate -o`) for a fixed camera; default: locate the board in this frame.
+        #[arg(long)]
+        pose: Option<std::path::PathBuf>,
+        /// Shuffleboard without --game: the designated foul line (with a game, its `foul_line` option decides).
+        #[arg(long, value_enum, default_value = "long")]
+        foul_line: FoulArg,
+        /// Pretty-print the JSON (default: one line).
+        #[arg(long)]
+        json: bool,
+        /// Draw every footprint with its call and margin on the frame, to this PNG.
+        #[arg(long)]
+        annotate: Option<std::path::PathBuf>,
+    },
+    /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file):
+    /// percent correct round score (PCS), footprint error, per-call confusion, confident-wrong calls, time per frame.
+    Eval {
+        /// The folder of fixtures (searched recursively).
+        dir: std::path::PathBuf,
+        /// Where the camera pose comes from: found by `locate` (as in real use), or the truth (detector only).
+        #[arg(long, value_enum, default_value = "locate")]
+        pose: PoseArg,
+        /// Print the full report, fixture by fixture, as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the built-in boards.
     Boards,
+    /// Score a whole game from an event log (JSON, see docs/events.md): the result after
+    /// every round, who throws first next, the winner or "in progress", with the reason
+    /// for every non-obvious ruling.
+    #[command(after_help = "Games: knock-off, tap-and-draw, horse-collar, baseball, crazy-eight, holeyboard, yocu-4, yocu-9, sjoelen.\n\
+Options per game: docs/rules.md.\n\
+Example: boardcall game --rules holeyboard --option skunk=off --events fixtures/events/holeyboard.json")]
+    Game {
+        /// The game's rules.
+        #[arg(long)]
+        rules: String,
+        /// A rules option KEY=VALUE (repeatable), e.g. target=21, foul_line=long, corner=13.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// The event log (JSON).
+        #[arg(long)]
+        events: std::path::PathBuf,
+    },
+    /// Render a scene file to the image an overhead camera would take, with its ground truth.
+    #[command(after_help = "Example: boardcall render fixtures/scenes/40-holeyboard-plain/scene.json -o image.png --truth truth.json")]
+    Render {
+        /// The scene file (JSON; format in fixtures/README.md).
+        scene: std::path::PathBuf,
+        /// The image to write: .png or .jpg.
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// Also write the ground truth here (JSON), and camera.yaml (OpenCV) beside it.
+        #[arg(long)]
+        truth: Option<std::path::PathBuf>,
+        /// Threads to render with (the image does not depend on it; default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Camera planner: mm per pixel along and across the board at each line and hole, and what is out of frame (JSON).
+    #[command(after_help = "Example: boardcall plan fixtures/scenes/00-shuffleboard-22ft-plain/scene.json")]
+    Plan {
+        /// The scene file giving the board and camera.
+        scene: std::path::PathBuf,
+    },
+    /// The rendered regression fixture set.
+    Fixtures {
+        #[command(subcommand)]
+        action: FixturesAction,
+    },
+    /// Calibrate a camera from photos of a chessboard or ChArUco target (OpenCV): writes
+    /// OpenCV FileStorage YAML; prints the per-view reprojection errors (JSON).
+    #[command(after_help = "Example: boardcall calibrate --pattern chessboard:9x6:25 --fix-aspect-ratio fixtures/opencv-chessboard/left*.jpg -o camera.yaml\n\
+Patterns: chessboard:COLSxROWS:SQUARE_MM (inner corners), charuco:COLSxROWS:SQUARE_MM:MARKER_MM[:DICT_6X6_250] (squares).")]
+    Calibrate {
+        /// The calibration target.
+        #[arg(long)]
+        pattern: String,
+        /// Photos of the target (views where it is not found are reported and skipped).
+        #[arg(required = true)]
+        images: Vec<std::path::PathBuf>,
+        /// The camera file to write (OpenCV FileStorage YAML).
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// OpenCV CALIB_FIX_ASPECT_RATIO: keep fx / fy = 1.
+        #[arg(long)]
+        fix_aspect_ratio: bool,
+        /// OpenCV CALIB_ZERO_TANGENT_DIST: no tangential distortion.
+        #[arg(long)]
+        zero_tangent: bool,
+        /// OpenCV CALIB_FIX_K3: k3 = 0.
+        #[arg(long)]
+        fix_k3: bool,
+    },
+    /// Find the camera's pose relative to the board from the board's own edges (or from
+    /// hand-picked points); prints the pose and its evidence (JSON).
+    #[command(after_help = "Example: boardcall locate image.jpg --board shuffleboard-22ft --camera camera.yaml -o pose.yaml\n\
+Points file (--points): one point per line, `x_mm, y_mm, u, v` or `x_mm, y_mm, z_mm, u, v`, raw-image pixels.\n\
+Exit code 4 when the board is not found or the fit is poor.")]
+    Locate {
+        /// The camera image.
+        image: std::path::PathBuf,
+        /// A built-in board name, NAME@VARIANT, or a board file.
+        #[arg(long)]
+        board: String,
+        /// The camera file (OpenCV FileStorage YAML).
+        #[arg(long)]
+        camera: std::path::PathBuf,
+        /// Write the pose here (OpenCV FileStorage YAML: rvec, tvec in board mm).
+        #[arg(short, long)]
+        output: Option<std::path::PathBuf>,
+        /// Use four or more known board points and their image positions instead of automatic search.
+        #[arg(long)]
+        points: Option<std::path::PathBuf>,
+        /// Write the undistorted image with the fitted board model drawn on it (PNG).
+        #[arg(long)]
+        overlay: Option<std::path::PathBuf>,
+    },
+    /// The top-down metric view of the board plane (target end at the bottom).
+    #[command(after_help = "Example: boardcall rectify image.jpg --board holeyboard --camera camera.yaml --pose pose.yaml -o top.png --mm-per-px 1")]
+    Rectify {
+        /// The camera image.
+        image: std::path::PathBuf,
+        /// A built-in board name, NAME@VARIANT, or a board file.
+        #[arg(long)]
+        board: String,
+        /// The camera file (OpenCV FileStorage YAML).
+        #[arg(long)]
+        camera: std::path::PathBuf,
+        /// The pose (from `boardcall locate -o`); without it the board is located automatically.
+        #[arg(long)]
+        pose: Option<std::path::PathBuf>,
+        /// The top view to write (PNG).
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// Board millimetres per output pixel.
+        #[arg(long, default_value_t = 1.0)]
+        mm_per_px: f64,
+        /// Board plane shown around the playing surface, mm.
+        #[arg(long, default_value_t = 100.0)]
+        margin: f64,
+        /// Height of the plane drawn, mm (e.g. -76 for a washer cup's bottom).
+        #[arg(long, allow_hyphen_values = true, default_value_t = 0.0)]
+        height: f64,
+    },
     /// Inspect a board.
     Board {
         #[command(subcommand)]
@@ -76,6 +270,29 @@ enum BoardAction {
     },
 }
 
+#[derive(Subcommand)]
+enum FixturesAction {
+    /// Render the fixture set (fixed recipe, seeded): one folder per scene under OUTPUT.
+    #[command(after_help = "The committed set: boardcall fixtures generate --seed 20240611 -o fixtures/scenes")]
+    Generate {
+        #[arg(long, default_value_t = boardcall::render::generate::DEFAULT_SEED)]
+        seed: u64,
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// Threads to render with (the images do not depend on it; default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// List the fixture folders under a folder.
+    List { dir: std::path::PathBuf },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PoseArg {
+    Locate,
+    Truth,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum FoulArg {
     Long,
@@ -95,7 +312,15 @@ fn main() -> ExitCode {
 
 /// Maps a library error to the documented exit code.
 fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|e| e.is::<BoardError>() || e.is::<serde_json::Error>() || e.is::<std::io::Error>()) {
+    if let Some(code) = err.chain().find_map(camera_stage_exit_code) {
+        return code;
+    }
+    let bad_scene = |e: &(dyn std::error::Error + 'static)| {
+        e.is::<boardcall::render::SceneError>()
+            || e.is::<boardcall::fixture::FixtureError>()
+            || matches!(e.downcast_ref::<boardcall::render::RenderError>(), Some(boardcall::render::RenderError::Scene(_)))
+    };
+    if err.chain().any(|e| e.is::<BoardError>() || e.is::<boardcall::rules::RulesError>() || e.is::<serde_json::Error>() || e.is::<std::io::Error>() || bad_scene(e)) {
         3
     } else {
         1
@@ -103,19 +328,119 @@ fn exit_code(err: &anyhow::Error) -> u8 {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    let cores = || std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     match cli.command {
+        Command::Score { image, board, game, options, first, camera, pose, foul_line, json, annotate } => {
+            let b = Board::load(&board)?;
+            let cam = boardcall::camera::Camera::load(&camera)?;
+            let frame = boardcall::frame::Frame::load(&image)?;
+            let pose_input = match pose {
+                Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),
+                None => boardcall::score::PoseInput::Locate(boardcall::locate::LocateConfig::default()),
+            };
+            let rules: Option<boardcall::rules::Rules> = game.as_deref().map(str::parse).transpose()?;
+            // The game's designated foul line, when it has one, decides zone 1 / short.
+            let game_foul = rules
+                .map(|r| boardcall::rules::GameConfig::with_options(r, &options))
+                .transpose()?
+                .and_then(|c| c.options().iter().find(|(k, _)| *k == "foul_line").map(|(_, v)| v.clone()));
+            let foul = match (game_foul.as_deref(), foul_line) {
+                (Some("short"), _) => FoulLine::Short,
+                (Some(_), _) => FoulLine::Long,
+                (None, FoulArg::Long) => FoulLine::Long,
+                (None, FoulArg::Short) => FoulLine::Short,
+            };
+            let first: boardcall::piece::Team = first.parse()?;
+            let (mut report, camera_pose) =
+                boardcall::score::score_frame(&frame, &b, &cam, pose_input, boardcall::detect::DetectorConfig::default(), foul)?;
+            if let Some(rules) = rules {
+                match boardcall::score::score_round(rules, &options, &b, first, &report.pieces) {
+                    Ok(v) => report.score = Some(v),
+                    Err(why) => {
+                        report.needs_review = true;
+                        report.review_reasons.push(format!("no round score: {why}"));
+                    }
+                }
+            }
+            if let Some(out) = annotate {
+                let img = boardcall::score::annotate(&frame, &cam, &camera_pose, &b, &report)?;
+                boardcall::frame::Frame::from_mat(img)?.save_png(&out)?;
+            }
+            if json {
+                say!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                say!("{}", serde_json::to_string(&report)?);
+            }
+        }
+        Command::Eval { dir, pose, json } => {
+            let pose = match pose {
+                PoseArg::Locate => boardcall::eval::PoseSource::Locate,
+                PoseArg::Truth => boardcall::eval::PoseSource::Truth,
+            };
+            let report = boardcall::eval::evaluate(&dir, pose, &boardcall::detect::DetectorConfig::default())?;
+            if json {
+                say!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                say_raw!("{}", boardcall::eval::render_text(&report));
+            }
+        }
+        Command::Game { rules, options, events } => {
+            let config = boardcall::rules::GameConfig::with_options(rules.parse()?, &options)?;
+            let text = std::fs::read_to_string(&events).with_context(|| format!("reading {}", events.display()))?;
+            let log = boardcall::rules::EventLog::from_json(&text).with_context(|| format!("in {}", events.display()))?;
+            let board = Board::load(log.board.as_deref().unwrap_or(config.rules.default_board()))?;
+            let game = boardcall::rules::play(&config, &board, &log).with_context(|| format!("in {}", events.display()))?;
+            say!("{}", serde_json::to_string_pretty(&game)?);
+        }
+        Command::Render { scene, output, truth, threads } => {
+            let ls = boardcall::render::Scene::load(&scene)?;
+            let img = boardcall::render::render(&ls, threads.unwrap_or_else(cores));
+            boardcall::render::effects::write_image(&img, &output, ls.scene.effects.jpeg_quality)?;
+            if let Some(path) = truth {
+                let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let t = boardcall::render::truth::truth_for(&ls, &name);
+                std::fs::write(&path, serde_json::to_string_pretty(&t)? + "\n").with_context(|| format!("writing {}", path.display()))?;
+                let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+                ls.scene.camera.intrinsics.save(&dir.join(boardcall::fixture::CAMERA_FILE), &[])?;
+            }
+        }
+        Command::Calibrate { pattern, images, output, fix_aspect_ratio, zero_tangent, fix_k3 } => {
+            let cfg = boardcall::calibrate::CalibrateConfig { fix_aspect_ratio, zero_tangent, fix_k3, ..Default::default() };
+            run_calibrate(&pattern, &images, &output, cfg)?;
+        }
+        Command::Locate { image, board, camera, output, points, overlay } => {
+            run_locate(&image, &board, &camera, output.as_deref(), points.as_deref(), overlay.as_deref())?;
+        }
+        Command::Rectify { image, board, camera, pose, output, mm_per_px, margin, height } => {
+            let cfg = boardcall::rectify::RectifyConfig { mm_per_px, margin_mm: margin, height_mm: height, ..Default::default() };
+            run_rectify(&image, &board, &camera, pose.as_deref(), &output, cfg)?;
+        }
+        Command::Plan { scene } => {
+            let ls = boardcall::render::Scene::load(&scene)?;
+            say!("{}", serde_json::to_string_pretty(&boardcall::render::plan::plan(&ls))?);
+        }
+        Command::Fixtures { action: FixturesAction::Generate { seed, output, threads } } => {
+            let cfg = boardcall::render::generate::GenerateConfig { seed, ..Default::default() };
+            let truths = boardcall::render::generate::generate(&cfg, &output, threads.unwrap_or_else(cores), |name| eprintln!("rendered {name}"))?;
+            say!("{} fixtures written to {}", truths.len(), output.display());
+        }
+        Command::Fixtures { action: FixturesAction::List { dir } } => {
+            for f in boardcall::fixture::list(&dir)? {
+                say!("{}", f.display());
+            }
+        }
         Command::Boards => {
             for b in board::builtins() {
                 let kind = serde_json::to_value(b.kind())?;
-                println!("{:<18} {:<13} {}", b.name, kind.as_str().unwrap_or_default(), b.description);
+                say!("{:<18} {:<13} {}", b.name, kind.as_str().unwrap_or_default(), b.description);
             }
         }
         Command::Board { action: BoardAction::Show { name, toml } } => {
             let b = Board::load(&name)?;
             if toml {
-                print!("{}", b.to_toml());
+                say_raw!("{}", b.to_toml());
             } else {
-                println!("{}", serde_json::to_string_pretty(&b)?);
+                say!("{}", serde_json::to_string_pretty(&b)?);
             }
         }
         Command::Call { board, x, y, radius, foul_line, z, tilt } => {
@@ -153,8 +478,126 @@ fn run(cli: Cli) -> Result<()> {
                             "boundary": m.boundary, "margin_mm": m.margin_mm })
                 }
             };
-            println!("{}", serde_json::to_string_pretty(&out).context("writing the call")?);
+            say!("{}", serde_json::to_string_pretty(&out).context("writing the call")?);
         }
     }
+    Ok(())
+}
+
+/// Exit codes of the camera stages' errors (calibrate, locate, rectify).
+fn camera_stage_exit_code(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
+    use boardcall::calibrate::CalibrateError;
+    use boardcall::camera::CameraError;
+    use boardcall::frame::FrameError;
+    use boardcall::locate::LocateError;
+    use boardcall::rectify::RectifyError;
+    if let Some(e) = e.downcast_ref::<LocateError>() {
+        return match e {
+            _ if e.is_refusal() => Some(4),
+            LocateError::TooFewPoints { .. } | LocateError::PointsFile { .. } | LocateError::PointsIo { .. } => Some(3),
+            _ => None,
+        };
+    }
+    if let Some(e) = e.downcast_ref::<CalibrateError>() {
+        return match e {
+            CalibrateError::Pattern { .. } => Some(2),
+            CalibrateError::TooFewViews { .. } => Some(4),
+            CalibrateError::SizeMismatch { .. } => Some(3),
+            _ => None,
+        };
+    }
+    if let Some(e) = e.downcast_ref::<RectifyError>() {
+        return match e {
+            RectifyError::Scale { .. } | RectifyError::TooLarge { .. } => Some(2),
+            RectifyError::NotVisible => Some(4),
+            RectifyError::Frame { .. } => None,
+        };
+    }
+    if let Some(e) = e.downcast_ref::<FrameError>() {
+        return match e {
+            FrameError::Missing { .. } | FrameError::Unreadable { .. } | FrameError::Corrupt { .. } | FrameError::Format { .. } | FrameError::SizeMismatch { .. } => Some(3),
+            _ => None,
+        };
+    }
+    if let Some(e) = e.downcast_ref::<CameraError>() {
+        return match e {
+            CameraError::Open { .. } | CameraError::Field { .. } => Some(3),
+            CameraError::OpenCv { .. } => None,
+        };
+    }
+    None
+}
+
+fn run_calibrate(pattern: &str, images: &[std::path::PathBuf], output: &std::path::Path, cfg: boardcall::calibrate::CalibrateConfig) -> Result<()> {
+    use boardcall::calibrate::{Calibrator, Pattern};
+    let pattern: Pattern = pattern.parse()?;
+    let mut cal = Calibrator::new(pattern, cfg)?;
+    for path in images {
+        let frame = boardcall::frame::Frame::load(path)?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+        if !cal.add_view(&name, &frame)? {
+            eprintln!("boardcall: {name}: pattern not found, view skipped");
+        }
+    }
+    let result = cal.calibrate()?;
+    result.save(output).with_context(|| format!("writing {}", output.display()))?;
+    say!("{}", serde_json::to_string_pretty(&result)?);
+    Ok(())
+}
+
+fn run_locate(
+    image: &std::path::Path,
+    board: &str,
+    camera: &std::path::Path,
+    output: Option<&std::path::Path>,
+    points: Option<&std::path::Path>,
+    overlay: Option<&std::path::Path>,
+) -> Result<()> {
+    use boardcall::locate::{self, LocateConfig, Locator};
+    let board = Board::load(board)?;
+    let cam = boardcall::camera::Camera::load(camera)?;
+    let frame = boardcall::frame::Frame::load(image)?;
+    let mut und = boardcall::undistort::Undistorter::new(cam, Default::default())?;
+    let u = und.run(&frame)?;
+    let mut locator = Locator::new(&board, LocateConfig::default());
+    let found = match points {
+        Some(p) => locate::read_points(p).and_then(|pts| locate::locate_from_points(&board, &cam, &pts, &LocateConfig::default())),
+        None => locator.run(&u),
+    };
+    // The overlay shows the best candidate even when it is refused: the evidence for the refusal.
+    let shown = found.as_ref().map(|p| p.pose).ok().or_else(|| locator.last_candidate());
+    if let Some(path) = overlay {
+        match shown {
+            Some(shown) => boardcall::frame::write_png(&locator.overlay(&u, &shown)?, path)?,
+            None => u.save_png(path)?,
+        }
+    }
+    let pose = found?;
+    if let Some(path) = output {
+        pose.save(path)?;
+    }
+    say!("{}", serde_json::to_string_pretty(&pose)?);
+    Ok(())
+}
+
+fn run_rectify(
+    image: &std::path::Path,
+    board: &str,
+    camera: &std::path::Path,
+    pose: Option<&std::path::Path>,
+    output: &std::path::Path,
+    cfg: boardcall::rectify::RectifyConfig,
+) -> Result<()> {
+    let board = Board::load(board)?;
+    let cam = boardcall::camera::Camera::load(camera)?;
+    let frame = boardcall::frame::Frame::load(image)?;
+    let pose = match pose {
+        Some(p) => boardcall::camera::CameraPose::load(p)?,
+        None => boardcall::locate::locate_frame(&board, &cam, &frame, Default::default())?.pose,
+    };
+    let mut r = boardcall::rectify::Rectifier::new(cam, pose, &board, cfg)?;
+    let top = r.run(&frame)?;
+    boardcall::frame::write_png(&top.image, output)?;
+    say!("{}", serde_json::to_string_pretty(&top.geometry)?);
     Ok(())
 }

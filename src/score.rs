@@ -3,7 +3,8 @@
 
 use crate::board::{Board, Layout};
 use crate::calls::{self, Boundary, FoulLine, WasherPose};
-use crate::detect::Detections;
+use crate::detect::{DetectError, Detections, Detector, DetectorConfig};
+use crate::measure::ColourView;
 use crate::geom::Footprint;
 use crate::piece::{PieceId, PieceKind, Team};
 use serde::{Deserialize, Serialize};
@@ -126,4 +127,287 @@ fn call_one(board: &Board, fp: Footprint, top_z: f64, tilt_deg: f64, foul: FoulL
             }
         }
     }
+}
+
+/// The report format version (`docs/report-format.md`).
+pub const REPORT_FORMAT: u32 = 1;
+
+/// Errors that stop a frame from being scored at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ScoreError {
+    #[error(transparent)]
+    Frame(#[from] crate::frame::FrameError),
+    #[error(transparent)]
+    Locate(#[from] crate::locate::LocateError),
+    #[error(transparent)]
+    Detect(#[from] DetectError),
+    #[error(transparent)]
+    Camera(#[from] crate::camera::CameraError),
+    #[error("the frame is {got_width}x{got_height} but the camera was calibrated at {want_width}x{want_height}")]
+    FrameSize { got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
+}
+
+/// Where the frame's camera pose came from, and how good it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoseReport {
+    /// `located` (found from the board's features) or `given` (a pose file).
+    pub source: String,
+    pub rvec: [f64; 3],
+    pub tvec: [f64; 3],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reprojection_rms_px: Option<f64>,
+    /// The pose's contribution to every footprint's uncertainty (mm).
+    pub position_sigma_mm: f64,
+}
+
+/// Everything `boardcall score` says about one frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameReport {
+    pub format: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    pub board: String,
+    pub pose: PoseReport,
+    pub pieces: Vec<PieceReport>,
+    /// Colour the detector could not explain as pieces (a hand, a phone, chalk).
+    pub unexplained: Vec<crate::detect::Unexplained>,
+    /// The round's score from the rules engine, when a game was named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<serde_json::Value>,
+    /// True when any call is close to its boundary, anything is unexplained, or
+    /// the pieces do not add up: a person should look before the score stands.
+    pub needs_review: bool,
+    pub review_reasons: Vec<String>,
+}
+
+/// How the camera pose for a frame is obtained.
+pub enum PoseInput {
+    /// A pose from a file (e.g. saved by `locate` for a fixed camera).
+    Given(crate::camera::CameraPose),
+    /// Found from the frame itself.
+    Locate(crate::locate::LocateConfig),
+}
+
+/// Scores one frame: pose, detections, calls, and the reasons it needs review.
+pub fn score_frame(
+    frame: &crate::frame::Frame,
+    board: &Board,
+    camera: &crate::camera::Camera,
+    pose: PoseInput,
+    detector: DetectorConfig,
+    foul: FoulLine,
+) -> Result<(FrameReport, crate::camera::CameraPose), ScoreError> {
+    use opencv::prelude::MatTraitConstManual;
+    if (frame.width(), frame.height()) != camera.size() {
+        return Err(ScoreError::FrameSize {
+            got_width: frame.width(),
+            got_height: frame.height(),
+            want_width: camera.image_width,
+            want_height: camera.image_height,
+        });
+    }
+    let (camera_pose, pose_report) = match pose {
+        PoseInput::Given(p) => {
+            (p, PoseReport { source: "given".into(), rvec: p.rvec(), tvec: p.translation, reprojection_rms_px: None, position_sigma_mm: 0.0 })
+        }
+        PoseInput::Locate(cfg) => {
+            let bp = crate::locate::locate_frame(board, camera, frame, cfg)?;
+            let rep = PoseReport {
+                source: "located".into(),
+                rvec: bp.pose.rvec(),
+                tvec: bp.pose.translation,
+                reprojection_rms_px: Some(bp.reprojection_rms_px),
+                position_sigma_mm: bp.position_sigma_mm,
+            };
+            (bp.pose, rep)
+        }
+    };
+    let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
+    let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes)
+        .map_err(|e| DetectError::Measure(e))?;
+    let mut det = Detector::new(detector, board, camera, &camera_pose)?;
+    let detections = det.detect(&view)?;
+    let pieces = call_detections(board, &detections, foul, pose_report.position_sigma_mm);
+    let mut reasons = Vec::new();
+    for p in pieces.iter().filter(|p| p.review) {
+        reasons.push(match &p.doubt {
+            Some(d) => format!("{}: {d}", p.id),
+            None => format!("{}: {} by {:+.1} mm, within {REVIEW_SIGMAS} sigma ({:.2} mm)", p.id, p.call, p.margin_mm, p.sigma_mm),
+        });
+    }
+    for u in &detections.unexplained {
+        reasons.push(format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason));
+    }
+    if let Some(max) = pieces_in_play(board) {
+        for team in [Some(Team::Red), Some(Team::Blue), None] {
+            let n = pieces.iter().filter(|p| p.team == team).count();
+            if n > max {
+                reasons.push(format!("{n} pieces of one side seen, the game has {max}"));
+            }
+        }
+    }
+    let report = FrameReport {
+        format: REPORT_FORMAT,
+        image: frame.source().map(|p| p.display().to_string()),
+        board: board.name.clone(),
+        pose: pose_report,
+        pieces,
+        unexplained: detections.unexplained,
+        score: None,
+        needs_review: !reasons.is_empty(),
+        review_reasons: reasons,
+    };
+    Ok((report, camera_pose))
+}
+
+/// The most pieces of one side a game on this board puts in play.
+fn pieces_in_play(board: &Board) -> Option<usize> {
+    match board.layout {
+        // Four weights a side (eight a player in the solo games, four of each colour).
+        Layout::Shuffleboard(_) => Some(4),
+        // Four washers a player a round, a bonus toss possible.
+        Layout::Washer(_) => Some(5),
+        // 30 discs, plus up to two bonus discs.
+        Layout::Sjoelbak(_) => Some(32),
+    }
+}
+
+/// Draws every piece's footprint (its top outline, through the camera model)
+/// with its call and margin on a copy of the frame.
+pub fn annotate(
+    frame: &crate::frame::Frame,
+    camera: &crate::camera::Camera,
+    pose: &crate::camera::CameraPose,
+    board: &Board,
+    report: &FrameReport,
+) -> Result<opencv::core::Mat, ScoreError> {
+    use opencv::core::{Point, Scalar, Vector};
+    use opencv::imgproc;
+    let cv = |context: &str, e: opencv::Error| crate::frame::FrameError::OpenCv { context: context.into(), source: e };
+    let mut img = frame.image().clone();
+    let top = match &board.layout {
+        Layout::Shuffleboard(s) => s.weight_height_mm,
+        Layout::Sjoelbak(s) => s.disc_thickness_mm,
+        Layout::Washer(w) => w.washer_thickness_mm,
+    };
+    for p in &report.pieces {
+        // Green: a clear call; amber: flagged for review. Both survive a projector.
+        let colour = if p.review { Scalar::new(0.0, 190.0, 255.0, 0.0) } else { Scalar::new(60.0, 220.0, 60.0, 0.0) };
+        let radius = match &board.layout {
+            Layout::Shuffleboard(s) => s.weight_diameter_mm / 2.0,
+            Layout::Sjoelbak(s) => s.disc_diameter_mm / 2.0,
+            Layout::Washer(w) => w.washer_outer_diameter_mm / 2.0,
+        };
+        let outline: Vector<Point> = (0..72)
+            .filter_map(|k| {
+                let t = (k as f64 * 5.0).to_radians();
+                let q = crate::geom::BoardPoint3::new(p.x_mm + radius * t.cos(), p.y_mm + radius * t.sin(), top);
+                pose.project(camera, q).map(|px| Point::new(px.u.round() as i32, px.v.round() as i32))
+            })
+            .collect();
+        let mut polys: Vector<Vector<Point>> = Vector::new();
+        polys.push(outline.clone());
+        imgproc::polylines(&mut img, &polys, true, colour, 2, imgproc::LINE_AA, 0).map_err(|e| cv("draw", e))?;
+        if let Some(anchor) = outline.iter().max_by_key(|q| q.x) {
+            let text = format!("{} {} {:+.1}mm", p.id, p.call, p.margin_mm);
+            let at = Point::new(anchor.x + 6, anchor.y);
+            imgproc::put_text(&mut img, &text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, Scalar::new(0.0, 0.0, 0.0, 0.0), 4, imgproc::LINE_AA, false)
+                .map_err(|e| cv("draw", e))?;
+            imgproc::put_text(&mut img, &text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, colour, 2, imgproc::LINE_AA, false)
+                .map_err(|e| cv("draw", e))?;
+        }
+    }
+    Ok(img)
+}
+
+/// Builds the event log of one round from a single frame of its end, for the
+/// games whose round is decided by the final position of every piece: the
+/// pieces are thrown in the game's order (the side `first` first), each seen
+/// piece at its final place, each unseen one off the board. `None` for games
+/// whose round spans several frames or players (Horse Collar, Baseball, Crazy
+/// Eight, sjoelen): those are scored from an event log with `boardcall game`.
+pub fn frame_round_log(rules: crate::rules::Rules, first: Team, pieces: &[PieceReport]) -> Option<crate::rules::EventLog> {
+    use crate::rules::{CallName, LogBuilder, PieceState, Rules};
+    let (a, b) = (first, first.other());
+    let order: Vec<(Team, u32)> = match rules {
+        Rules::KnockOff | Rules::TapAndDraw => (1..=4).flat_map(|k| [(a, k), (b, k)]).collect(),
+        Rules::HoleyBoard => (1..=3).map(|k| (a, k)).chain((1..=3).map(|k| (b, k))).collect(),
+        Rules::Yocu4 | Rules::Yocu9 => (1..=4).map(|k| (a, k)).chain((1..=4).map(|k| (b, k))).collect(),
+        Rules::HorseCollar | Rules::Baseball | Rules::CrazyEight | Rules::Sjoelen => return None,
+    };
+    let mut log = LogBuilder::new(rules.name()).first(a.name());
+    for (team, k) in order {
+        let id = PieceId::of_team(team, k);
+        let state = match pieces.iter().find(|p| p.id == id) {
+            Some(p) => {
+                let call: CallName = serde_json::from_value(serde_json::Value::String(p.call.clone())).ok()?;
+                let mut s = PieceState { piece: id, call, hole: None, compartment: None, at: None, value: None };
+                match p.kind {
+                    PieceKind::Weight => s.at = Some(crate::geom::BoardPoint::new(p.x_mm, p.y_mm)),
+                    PieceKind::Washer => {
+                        s.hole = p.place;
+                        s.value = p.value.filter(|_| p.place.is_some());
+                    }
+                    PieceKind::Disc => {}
+                }
+                s
+            }
+            None => PieceState { piece: id, call: CallName::Off, hole: None, compartment: None, at: None, value: None },
+        };
+        log.throw_named(team.name(), &[id], &[state]);
+    }
+    Some(log.build())
+}
+
+/// The round's score from one frame by the rules engine, as JSON (the game
+/// state after the round), or why it cannot be given.
+pub fn score_round(
+    rules: crate::rules::Rules,
+    options: &[String],
+    board: &Board,
+    first: Team,
+    pieces: &[PieceReport],
+) -> Result<serde_json::Value, String> {
+    use crate::rules::Rules;
+    let config = crate::rules::GameConfig::with_options(rules, options).map_err(|e| e.to_string())?;
+    match rules {
+        // One side's turn is one frame: its shooter's points.
+        Rules::HorseCollar | Rules::Baseball => {
+            use crate::rules::shuffleboard::{horse_collar_turn, HorseCollarCount, Weight};
+            let mut weights = std::collections::BTreeMap::new();
+            for p in pieces.iter().filter(|p| p.kind == PieceKind::Weight) {
+                let call: crate::calls::ShuffleCall =
+                    serde_json::from_value(serde_json::Value::String(p.call.clone())).map_err(|e| e.to_string())?;
+                weights.insert(p.id, Weight::new(call).at(p.x_mm, p.y_mm));
+            }
+            let count = HorseCollarCount {
+                corner_points: i64::from(config.number("corner")),
+                five_zone_is_five: config.get("five_zone") == "five",
+            };
+            let mut rulings = Vec::new();
+            let points = horse_collar_turn(&weights, count, &mut rulings);
+            return Ok(serde_json::json!({ "shooter": points, "rulings": rulings }));
+        }
+        // A sjoelen frame after a sub-turn: the discs in each compartment so far.
+        Rules::Sjoelen => {
+            let Layout::Sjoelbak(s) = &board.layout else {
+                return Err("sjoelen is played on a sjoelbak".into());
+            };
+            let mut counts = vec![0u32; s.compartments.len()];
+            for p in pieces.iter().filter(|p| p.call == "compartment") {
+                if let Some(c) = p.place {
+                    counts[c] += 1;
+                }
+            }
+            let values: Vec<u32> = s.compartments.iter().map(|c| c.value).collect();
+            let score = crate::rules::sjoelen::score(&counts, &values);
+            return Ok(serde_json::json!({ "score": score, "counts": counts, "values": values }));
+        }
+        _ => {}
+    }
+    let log = frame_round_log(rules, first, pieces).ok_or_else(|| {
+        format!("a {} round spans several frames or players: score it from an event log with `boardcall game`", rules.name())
+    })?;
+    let state = crate::rules::play(&config, board, &log).map_err(|e| e.to_string())?;
+    serde_json::to_value(&state).map_err(|e| e.to_string())
 }

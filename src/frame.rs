@@ -1,0 +1,197 @@
+//! The pipeline's first two stages: a raw camera [`Frame`] and its [`Undistorted`] image with the ideal camera.
+//!
+//! A frame is an 8-bit BGR image exactly as the camera delivered it (lens
+//! distortion included). An undistorted image is that frame resampled through
+//! [`crate::undistort::Undistorter`]: a pinhole image whose camera has zero
+//! distortion, so straight board edges are straight and projection is a plain
+//! `K [R | t]`. Both carry OpenCV `Mat`s; their serialised form is a PNG
+//! ([`Frame::save_png`], [`Undistorted::save_png`]) plus, for the undistorted
+//! image, its camera (serde).
+
+use crate::camera::Camera;
+use opencv::core::{Mat, Vector};
+use opencv::prelude::*;
+use opencv::{imgcodecs, imgproc};
+use std::path::{Path, PathBuf};
+
+/// Everything that can be wrong with an image file or an image handed to a stage.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("image file {path} does not exist")]
+    Missing { path: PathBuf },
+    #[error("cannot read image file {path}: {source}")]
+    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error("image file {path} is not a readable image (corrupt or unsupported format)")]
+    Corrupt { path: PathBuf },
+    #[error("the image is empty or not 8-bit grey/BGR/BGRA (type {cv_type}, {width}x{height})")]
+    Format { cv_type: i32, width: i32, height: i32 },
+    #[error("the image is {got_width}x{got_height} but the camera was calibrated at {want_width}x{want_height}")]
+    SizeMismatch { got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
+    #[error("cannot write image {path}")]
+    Write { path: PathBuf },
+    #[error("OpenCV error in {context}: {source}")]
+    OpenCv { context: String, source: opencv::Error },
+    #[error("{source}")]
+    Camera {
+        #[from]
+        source: crate::camera::CameraError,
+    },
+}
+
+pub(crate) fn cv<T>(context: &str, r: opencv::Result<T>) -> Result<T, FrameError> {
+    r.map_err(|source| FrameError::OpenCv { context: context.to_string(), source })
+}
+
+/// A raw camera frame: 8-bit, 3-channel BGR, as the camera delivered it.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    image: Mat,
+    source: Option<PathBuf>,
+}
+
+impl Frame {
+    /// Reads an image file (PNG, JPEG, ... anything OpenCV's imgcodecs reads).
+    pub fn load(path: &Path) -> Result<Frame, FrameError> {
+        if !path.exists() {
+            return Err(FrameError::Missing { path: path.to_path_buf() });
+        }
+        // Read the bytes ourselves so an unreadable file is an I/O error, not "corrupt".
+        let bytes = std::fs::read(path).map_err(|source| FrameError::Unreadable { path: path.to_path_buf(), source })?;
+        let buf: Vector<u8> = Vector::from_slice(&bytes);
+        let image = imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR)
+            .ok()
+            .filter(|m| !m.empty())
+            .ok_or_else(|| FrameError::Corrupt { path: path.to_path_buf() })?;
+        Ok(Frame { image, source: Some(path.to_path_buf()) })
+    }
+
+    /// Wraps an in-memory image (8-bit grey, BGR or BGRA; stored as BGR).
+    pub fn from_mat(image: Mat) -> Result<Frame, FrameError> {
+        Ok(Frame { image: to_bgr(image)?, source: None })
+    }
+
+    /// The BGR image.
+    pub fn image(&self) -> &Mat {
+        &self.image
+    }
+
+    /// The file the frame came from, if any.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
+    }
+
+    pub fn width(&self) -> u32 {
+        self.image.cols() as u32
+    }
+
+    pub fn height(&self) -> u32 {
+        self.image.rows() as u32
+    }
+
+    /// Fails unless the frame has the camera's calibrated size.
+    pub fn check_size(&self, camera: &Camera) -> Result<(), FrameError> {
+        if (self.width(), self.height()) != camera.size() {
+            return Err(FrameError::SizeMismatch {
+                got_width: self.width(),
+                got_height: self.height(),
+                want_width: camera.image_width,
+                want_height: camera.image_height,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the frame as PNG (lossless).
+    pub fn save_png(&self, path: &Path) -> Result<(), FrameError> {
+        write_png(&self.image, path)
+    }
+}
+
+/// An undistorted image and the ideal (distortion-free) camera that took it.
+#[derive(Debug, Clone)]
+pub struct Undistorted {
+    /// 8-bit BGR, `camera.image_width` x `camera.image_height`.
+    pub image: Mat,
+    /// Pinhole intrinsics with zero distortion: project with this camera to land on `image`.
+    pub camera: Camera,
+    /// 8-bit mask, 255 where the pixel was sampled from inside the raw frame
+    /// (the rest is fill, whose border is no edge of anything); empty = all valid.
+    pub valid: Mat,
+}
+
+impl Undistorted {
+    /// The image as 8-bit grey.
+    pub fn gray(&self) -> Result<Mat, FrameError> {
+        let mut g = Mat::default();
+        cv("grey conversion", imgproc::cvt_color_def(&self.image, &mut g, imgproc::COLOR_BGR2GRAY))?;
+        Ok(g)
+    }
+
+    /// Writes the image as PNG (lossless).
+    pub fn save_png(&self, path: &Path) -> Result<(), FrameError> {
+        write_png(&self.image, path)
+    }
+}
+
+/// Converts an 8-bit grey/BGR/BGRA image to BGR; anything else is a format error.
+pub(crate) fn to_bgr(image: Mat) -> Result<Mat, FrameError> {
+    let bad = |m: &Mat| FrameError::Format { cv_type: m.typ(), width: m.cols(), height: m.rows() };
+    if image.empty() || image.depth() != opencv::core::CV_8U {
+        return Err(bad(&image));
+    }
+    let code = match image.channels() {
+        3 => return Ok(image),
+        1 => imgproc::COLOR_GRAY2BGR,
+        4 => imgproc::COLOR_BGRA2BGR,
+        _ => return Err(bad(&image)),
+    };
+    let mut out = Mat::default();
+    cv("colour conversion", imgproc::cvt_color_def(&image, &mut out, code))?;
+    Ok(out)
+}
+
+/// Writes an 8-bit image as PNG.
+pub fn write_png(image: &Mat, path: &Path) -> Result<(), FrameError> {
+    let name = path.to_str().ok_or_else(|| FrameError::Write { path: path.to_path_buf() })?;
+    let ok = imgcodecs::imwrite_def(name, image).map_err(|_| FrameError::Write { path: path.to_path_buf() })?;
+    if ok {
+        Ok(())
+    } else {
+        Err(FrameError::Write { path: path.to_path_buf() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/opencv-chessboard").join(name)
+    }
+
+    #[test]
+    fn a_real_photo_loads_as_bgr() {
+        let f = Frame::load(&fixture("left01.jpg")).unwrap();
+        assert_eq!((f.width(), f.height()), (640, 480));
+        assert_eq!(f.image().channels(), 3);
+    }
+
+    #[test]
+    fn missing_and_corrupt_files_are_distinct_clear_errors() {
+        assert!(matches!(Frame::load(&fixture("no-such.jpg")), Err(FrameError::Missing { .. })));
+        let dir = std::env::temp_dir().join(format!("boardcall-frame-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.png");
+        std::fs::write(&bad, b"\x89PNG\r\n\x1a\nnot really a png").unwrap();
+        let e = Frame::load(&bad).unwrap_err();
+        assert!(matches!(e, FrameError::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("bad.png"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_float_image_is_refused() {
+        let m = Mat::new_rows_cols_with_default(4, 4, opencv::core::CV_32FC1, 0.0.into()).unwrap();
+        assert!(matches!(Frame::from_mat(m), Err(FrameError::Format { .. })));
+    }
+}

@@ -1,0 +1,203 @@
+//! Ground truth for a rendered scene: every piece's footprint, pose, call and
+//! margin (from [`crate::calls`]), and the camera's pose, as written to `truth.json`.
+
+use crate::board::{Board, BoardKind, Layout};
+use crate::calls::{self, FoulLine, Measured, ShuffleCall, SjoelCall, WasherCall, WasherPose};
+use crate::geom::{BoardPoint3, Footprint, PixelPoint};
+use crate::piece::{PieceId, PieceKind, Team};
+use crate::render::plan::pixel_in_frame;
+use crate::render::scene::{piece_radius, piece_thickness, LoadedScene, PieceSpec};
+use serde::{Deserialize, Serialize};
+
+/// The truth-file format version this build writes.
+pub const TRUTH_FORMAT: u32 = 1;
+
+/// A piece's call, by game family, with its decisive boundary and signed margin.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PieceCall {
+    Shuffleboard(Measured<ShuffleCall>),
+    Washer(Measured<WasherCall>),
+    Sjoelen(Measured<SjoelCall>),
+}
+
+impl PieceCall {
+    pub fn margin_mm(&self) -> f64 {
+        match self {
+            PieceCall::Shuffleboard(m) => m.margin_mm,
+            PieceCall::Washer(m) => m.margin_mm,
+            PieceCall::Sjoelen(m) => m.margin_mm,
+        }
+    }
+}
+
+/// Where a piece is in 3D.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PoseTruth {
+    /// The piece's centre (on its axis, mid-thickness).
+    pub centre: BoardPoint3,
+    /// Height of its lowest and highest points.
+    pub bottom_z_mm: f64,
+    pub top_z_mm: f64,
+    pub tilt_deg: f64,
+    pub tilt_towards_deg: f64,
+}
+
+/// One piece's truth.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PieceTruth {
+    pub id: PieceId,
+    pub kind: PieceKind,
+    pub team: Option<Team>,
+    /// Centre and radius seen from straight above (the calls' input).
+    pub footprint: Footprint,
+    pub pose: PoseTruth,
+    pub call: PieceCall,
+    /// Points of the hole or compartment it is in (washers and discs), if any.
+    pub value: Option<u32>,
+    /// Where the centre of its top face appears in the image (OpenCV pixel convention).
+    pub image_centre: Option<PixelPoint>,
+    /// Whether its whole top outline projects inside the image.
+    pub in_frame: bool,
+}
+
+/// The camera's pose in the board frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CameraTruth {
+    /// OpenCV `rvec`/`tvec`: board point `X` maps to `R(rvec) X + tvec` (mm).
+    pub rvec: [f64; 3],
+    pub tvec: [f64; 3],
+    pub centre: BoardPoint3,
+    /// Angle of the optical axis from straight down.
+    pub tilt_deg: f64,
+    /// The intrinsics file beside the truth.
+    pub intrinsics_file: String,
+}
+
+/// The truth written beside an image.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Truth {
+    pub format: u32,
+    pub board: String,
+    pub board_kind: BoardKind,
+    pub image: String,
+    pub image_width: u32,
+    pub image_height: u32,
+    pub camera: CameraTruth,
+    /// Shuffleboard: the foul line the calls used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foul_line: Option<FoulLine>,
+    pub pieces: Vec<PieceTruth>,
+    /// The expected round score per game that applies; `null` until the rules
+    /// engine (`src/rules`) provides it.
+    pub round_score: Option<serde_json::Value>,
+    pub tags: Vec<String>,
+    pub seed: u64,
+}
+
+/// A piece's call on `board` by the foundation's call functions.
+pub fn call_piece(board: &Board, foul: FoulLine, p: &PieceSpec) -> Option<(PieceCall, Option<u32>)> {
+    let r = piece_radius(board, p.kind)?;
+    let h = piece_thickness(board, p.kind)?;
+    let fp = Footprint::new(p.centre(h).on_plane(), r);
+    Some(match &board.layout {
+        Layout::Shuffleboard(s) => (PieceCall::Shuffleboard(calls::shuffle_call(board, s, fp, foul)), None),
+        Layout::Washer(w) => {
+            let m = calls::washer_call(board, w, WasherPose { centre: p.centre(h), tilt_deg: p.tilt_deg });
+            let value = match m.call {
+                WasherCall::In { hole } | WasherCall::Leaner { hole } => Some(w.holes[hole].value),
+                _ => None,
+            };
+            (PieceCall::Washer(m), value)
+        }
+        Layout::Sjoelbak(s) => {
+            let m = calls::sjoel_call(s, fp);
+            let value = match m.call {
+                SjoelCall::Compartment { compartment } => Some(s.compartments[compartment].value),
+                SjoelCall::None => None,
+            };
+            (PieceCall::Sjoelen(m), value)
+        }
+    })
+}
+
+/// Points on a piece's top outline (the cap edge), in the board frame.
+pub fn cap_edge_points(board: &Board, p: &PieceSpec, count: usize) -> Vec<BoardPoint3> {
+    let (Some(r), Some(h)) = (piece_radius(board, p.kind), piece_thickness(board, p.kind)) else {
+        return Vec::new();
+    };
+    let c = p.centre(h);
+    let f = crate::render::raycast::frame_for_axis(p.axis());
+    let top = [c.x_mm + f[2][0] * h / 2.0, c.y_mm + f[2][1] * h / 2.0, c.z_mm + f[2][2] * h / 2.0];
+    (0..count)
+        .map(|i| {
+            let a = std::f64::consts::TAU * i as f64 / count as f64;
+            let (s, co) = a.sin_cos();
+            BoardPoint3::new(
+                top[0] + r * (co * f[0][0] + s * f[1][0]),
+                top[1] + r * (co * f[0][1] + s * f[1][1]),
+                top[2] + r * (co * f[0][2] + s * f[1][2]),
+            )
+        })
+        .collect()
+}
+
+/// The truth for a validated scene whose image is written as `image_file`.
+pub fn truth_for(ls: &LoadedScene, image_file: &str) -> Truth {
+    let cam = ls.scene.camera.intrinsics;
+    let pieces = ls
+        .scene
+        .pieces
+        .iter()
+        .filter_map(|p| {
+            let (call, value) = call_piece(&ls.board, ls.scene.foul_line, p)?;
+            let r = piece_radius(&ls.board, p.kind)?;
+            let h = piece_thickness(&ls.board, p.kind)?;
+            let c = p.centre(h);
+            let t = p.tilt_deg.to_radians();
+            let reach = r * t.sin() + h / 2.0 * t.cos();
+            let axis = p.axis();
+            let top = BoardPoint3::new(c.x_mm + axis[0] * h / 2.0, c.y_mm + axis[1] * h / 2.0, c.z_mm + axis[2] * h / 2.0);
+            let image_centre = ls.pose.project(&cam, top);
+            let in_frame = cap_edge_points(&ls.board, p, 16).iter().all(|q| pixel_in_frame(&cam, &ls.pose, *q, 0.0).is_some());
+            Some(PieceTruth {
+                id: p.id,
+                kind: p.kind,
+                team: p.id.team,
+                footprint: Footprint::new(c.on_plane(), r),
+                pose: PoseTruth {
+                    centre: c,
+                    bottom_z_mm: c.z_mm - reach,
+                    top_z_mm: c.z_mm + reach,
+                    tilt_deg: p.tilt_deg,
+                    tilt_towards_deg: p.tilt_towards_deg,
+                },
+                call,
+                value,
+                image_centre,
+                in_frame,
+            })
+        })
+        .collect();
+    let fwd = ls.pose.rotation[2];
+    Truth {
+        format: TRUTH_FORMAT,
+        board: ls.scene.board.clone(),
+        board_kind: ls.board.kind(),
+        image: image_file.to_string(),
+        image_width: cam.image_width,
+        image_height: cam.image_height,
+        camera: CameraTruth {
+            rvec: ls.pose.rvec(),
+            tvec: ls.pose.translation,
+            centre: ls.pose.centre(),
+            tilt_deg: (-fwd[2]).clamp(-1.0, 1.0).acos().to_degrees(),
+            intrinsics_file: crate::fixture::CAMERA_FILE.to_string(),
+        },
+        foul_line: matches!(ls.board.layout, Layout::Shuffleboard(_)).then_some(ls.scene.foul_line),
+        pieces,
+        round_score: None,
+        tags: ls.scene.tags.clone(),
+        seed: ls.scene.seed,
+    }
+}
