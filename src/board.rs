@@ -168,6 +168,15 @@ pub struct WasherBoard {
     pub washer_outer_diameter_mm: f64,
     pub washer_inner_diameter_mm: f64,
     pub washer_thickness_mm: f64,
+    /// How high the playing surface stands above the ground it lies on: where a
+    /// washer that misses the board comes to rest (`z = -stand_height_mm`).
+    #[serde(default = "default_stand_height")]
+    pub stand_height_mm: f64,
+}
+
+/// A washer board's box frame, deep enough for its 76 mm cups (chosen: no source).
+fn default_stand_height() -> f64 {
+    100.0
 }
 
 /// The board file as written on disk.
@@ -409,6 +418,12 @@ impl Board {
                 positive("washer.washer_outer_diameter_mm", w.washer_outer_diameter_mm)?;
                 positive("washer.washer_inner_diameter_mm", w.washer_inner_diameter_mm)?;
                 positive("washer.washer_thickness_mm", w.washer_thickness_mm)?;
+                if !(w.stand_height_mm >= w.cup_depth_mm) {
+                    return Err(bad(
+                        "washer.stand_height_mm",
+                        format!("must be at least the cup depth ({} mm), got {}", w.cup_depth_mm, w.stand_height_mm),
+                    ));
+                }
                 if w.washer_inner_diameter_mm >= w.washer_outer_diameter_mm {
                     return Err(bad(
                         "washer.washer_inner_diameter_mm",

@@ -138,6 +138,11 @@ pub const WASHER_BELOW_SURFACE_MM: f64 = 35.0;
 /// Lines of sight are tested from this far along them (mm): the point itself
 /// lies on a surface that must not count as blocking it.
 pub const RIM_CLEARANCE_MM: f64 = 1.5;
+/// Starting places tried round a cup's floor for a washer in it.
+const CUP_START_ANGLES: usize = 8;
+/// A cup washer's fitted centre may lie this far (mm) beyond where the cup's
+/// wall would stop it: the fit's own error on a half-hidden outline.
+const CUP_REACH_SLACK_MM: f64 = 3.0;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
 pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
@@ -218,8 +223,13 @@ struct Grid {
 
 impl Grid {
     fn new(board: &Board, camera: &Camera, pose: &CameraPose, step: f64, z: f64) -> Grid {
-        // The surface plus a margin for pieces in the gutters or hanging off.
-        let margin = 120.0;
+        // The surface plus a margin for pieces in the gutters, hanging off, or on
+        // the ground beside a washer board (seen from above at the surface's
+        // height, their images lie further out still).
+        let margin = match board.layout {
+            Layout::Washer(_) => 300.0,
+            _ => 120.0,
+        };
         let (x0, x1) = (-board.surface.half_width() - margin, board.surface.half_width() + margin);
         let (y0, y1) = (-margin, board.surface.length_mm + margin);
         let cols = ((x1 - x0) / step).ceil() as u32;
@@ -566,27 +576,56 @@ impl Detector {
             let visible = |p: BoardPoint3| self.sees(p);
             fit_circle_visible(frame, &self.camera, &self.pose, start, bottom_top, false, &self.cfg.fit, &visible)
         };
-        let at_bottom = self.pose.ray(&self.camera, self.pose.project(&self.camera, first.footprint.centre.at_height(surface_top)).unwrap_or_default())
-            .and_then(|(o, d)| (d[2].abs() > 1e-9).then(|| {
-                let s = (bottom_top - o.z_mm) / d[2];
-                BoardPoint::new(o.x_mm + s * d[0], o.y_mm + s * d[1])
-            }));
+        let at_bottom = self.along_sight(first.footprint.centre.at_height(surface_top), bottom_top);
         if let Some(c) = at_bottom {
             if let Some(hole) = self.hole_under(c, w) {
-                let f = cup_fit(hole, Footprint::new(c, r))?;
-                return Ok((bottom_top, f, Some(hole)));
+                // A washer flat in a cup lies with its centre within (hole radius -
+                // washer radius) of the hole's centre. Its outline is partly hidden
+                // by the rim, so the surface fit places it poorly: start from a ring
+                // of places over the cup's floor and keep the best-supported fit.
+                let h = w.holes[hole];
+                let reach = (h.radius() - r).max(0.0);
+                let mut starts = vec![c, h.centre()];
+                for k in 0..CUP_START_ANGLES {
+                    let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
+                    starts.push(BoardPoint::new(h.x_mm + 0.6 * reach * t.cos(), h.y_mm + 0.6 * reach * t.sin()));
+                }
+                let best = starts
+                    .into_iter()
+                    .filter_map(|s| cup_fit(hole, Footprint::new(s, r)).ok())
+                    .filter(|f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
+                    .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)));
+                if std::env::var_os("BOARDCALL_DEBUG").is_some() {
+                    eprintln!("cup fit hole {hole} (z_est {z_est:.0}): {:?}", best.as_ref().map(|f| (f.footprint, f.rms_mm, f.inliers)));
+                }
+                if let Some(f) = best {
+                    return Ok((bottom_top, f, Some(hole)));
+                }
+                return Err(DetectError::NotAPiece {
+                    x_mm: c.x_mm,
+                    y_mm: c.y_mm,
+                    reason: format!("washer colour down hole {hole}, but no washer outline fits on the cup's floor"),
+                });
             }
         }
-        // Off the board, on the ground: refine the height from the size.
-        let (mut z, mut fit) = (surface_top, first);
-        for _ in 0..3 {
-            let z_new = cam_z - (cam_z - z) * r / fit.footprint.radius_mm;
-            match self.fit(frame, fit.footprint, z_new) {
-                Ok(f) => (z, fit) = (z_new, f),
-                Err(_) => break,
-            }
-        }
+        // Off the board, on the ground the board stands on.
+        let ground_top = -w.stand_height_mm + w.washer_thickness_mm;
+        let start = self.along_sight(first.footprint.centre.at_height(surface_top), ground_top).unwrap_or(first.footprint.centre);
+        let fit = self.fit(frame, Footprint::new(start, r), ground_top).unwrap_or(first);
+        let z = ground_top;
         Ok((z, fit, None))
+    }
+
+    /// Where the camera's line of sight through board point `p` meets the plane
+    /// `z = height`: the same image point, at another height.
+    fn along_sight(&self, p: BoardPoint3, height: f64) -> Option<BoardPoint> {
+        let c = self.pose.centre();
+        let dz = p.z_mm - c.z_mm;
+        if dz.abs() < 1e-9 {
+            return None;
+        }
+        let s = (height - c.z_mm) / dz;
+        (s > 0.0).then(|| BoardPoint::new(c.x_mm + s * (p.x_mm - c.x_mm), c.y_mm + s * (p.y_mm - c.y_mm)))
     }
 
     /// The hole whose rim encloses a point, if any.

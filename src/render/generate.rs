@@ -338,7 +338,7 @@ fn washer_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
             }
         } else if roll < 0.35 {
             // Off the far end, on the ground.
-            let z = washer_ground_z(th);
+            let z = washer_ground_z(w);
             pl.scatter(rng, PieceKind::Washer, Some(tm), &mut |rng| (rng.random_range(-hw..hw), len + rng.random_range(r + 20.0..r + 150.0), Some(z)));
         } else {
             let holes = &holes;

@@ -20,9 +20,6 @@ pub const SHUFFLE_RAIL_WIDTH_MM: f64 = 70.0;
 pub const SHUFFLE_RAIL_HEIGHT_MM: f64 = 20.0;
 /// The room floor under a shuffleboard table (a typical 30 in table height).
 pub const SHUFFLE_FLOOR_Z_MM: f64 = -760.0;
-/// A washer board's top stands this high above the ground it lies on (a box frame
-/// deep enough for the 76 mm cups).
-pub const WASHER_BOARD_HEIGHT_MM: f64 = 100.0;
 /// Sjoelbak: the wall thickness (chosen) and the thickness of its floor board.
 pub const SJOEL_WALL_THICKNESS_MM: f64 = 15.0;
 pub const SJOEL_FLOOR_THICKNESS_MM: f64 = 20.0;
@@ -31,8 +28,8 @@ pub const SJOEL_FLOOR_THICKNESS_MM: f64 = 20.0;
 pub const SJOEL_PARTITION_HEIGHT_MM: f64 = 20.0;
 
 /// Where a washer lying flat on the ground beside its board has its centre.
-pub fn washer_ground_z(thickness_mm: f64) -> f64 {
-    -WASHER_BOARD_HEIGHT_MM + thickness_mm / 2.0
+pub fn washer_ground_z(w: &crate::board::WasherBoard) -> f64 {
+    -w.stand_height_mm + w.washer_thickness_mm / 2.0
 }
 
 /// What a ray hit: the surface's material and identity.
@@ -268,7 +265,7 @@ impl World {
                 let depth = w.cup_depth_mm;
                 let holes = w.holes.iter().map(|h| (h.x_mm, h.y_mm, h.radius())).collect();
                 shapes.push(Shape::Block {
-                    b: Aabb { min: [-hw, 0.0, -WASHER_BOARD_HEIGHT_MM], max: [hw, len, 0.0] },
+                    b: Aabb { min: [-hw, 0.0, -w.stand_height_mm], max: [hw, len, 0.0] },
                     top: Surface::BoardTop,
                     side: Surface::BoardEdge,
                     holes,
@@ -284,7 +281,7 @@ impl World {
                         depth,
                     });
                 }
-                shapes.push(Shape::Plane { z: -WASHER_BOARD_HEIGHT_MM, surface: Surface::Floor });
+                shapes.push(Shape::Plane { z: -w.stand_height_mm, surface: Surface::Floor });
             }
             Layout::Sjoelbak(s) => {
                 let (t, fl, wh) = (SJOEL_WALL_THICKNESS_MM, SJOEL_FLOOR_THICKNESS_MM, s.wall_height_mm);
