@@ -138,6 +138,12 @@ pub const WASHER_BELOW_SURFACE_MM: f64 = 35.0;
 /// Lines of sight are tested from this far along them (mm): the point itself
 /// lies on a surface that must not count as blocking it.
 pub const RIM_CLEARANCE_MM: f64 = 1.5;
+/// A washer seen down a cup may show only this fraction of its area (the rim
+/// hides the rest from an oblique camera); less is treated as noise.
+const MIN_CUP_AREA_FRACTION: f64 = 0.1;
+/// Colour this far (mm) outside a hole's rim still counts as seen through its
+/// opening: the parallax of a washer 76 mm down.
+const OPENING_MARGIN_MM: f64 = 10.0;
 /// Starting places tried round a cup's floor for a washer in it.
 const CUP_START_ANGLES: usize = 8;
 /// A cup washer's fitted centre may lie this far (mm) beyond where the cup's
@@ -426,13 +432,31 @@ impl Detector {
         for blob in cells.iter().filter(|b| !b.is_empty()) {
             let area = blob.len() as f64 * cell_area;
             let pieces = area / piece_area;
-            if pieces < MIN_PIECE_AREA_FRACTION {
-                continue;
-            }
             let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
             let blob_centre = self.grid.cell_centre(sx / blob.len() as f64, sy / blob.len() as f64);
             let minor_mm = minor_spread(blob) * self.grid.step;
-            if minor_mm < MIN_BLOB_WIDTH_FRACTION * self.shape.radius_mm / 2.0 {
+            let thin = minor_mm < MIN_BLOB_WIDTH_FRACTION * self.shape.radius_mm / 2.0;
+            // A washer down a cup shows only what the rim leaves in view: a
+            // crescent or part of a disc in the hole's opening.
+            if let Some(hole) = self.hole_opening(blob_centre).filter(|_| thin || pieces < 1.0 - AREA_MISMATCH_FRACTION) {
+                if pieces >= MIN_CUP_AREA_FRACTION {
+                    match self.measure_cup(frame, hole, blob_centre, team, k) {
+                        Ok(d) => out.pieces.push(d),
+                        Err(e) => out.unexplained.push(Unexplained {
+                            kind: self.shape.kind,
+                            team,
+                            centre: blob_centre,
+                            area_mm2: area,
+                            reason: e.to_string(),
+                        }),
+                    }
+                }
+                continue;
+            }
+            if pieces < MIN_PIECE_AREA_FRACTION {
+                continue;
+            }
+            if thin {
                 out.unexplained.push(Unexplained {
                     kind: self.shape.kind,
                     team,
@@ -496,8 +520,20 @@ impl Detector {
             }
             Layout::Sjoelbak(_) => {}
         }
-        let visible = |p: BoardPoint3| self.sees(p);
         let _ = in_hole;
+        self.finish(frame, fit, z, team, class)
+    }
+
+    /// Checks a fit is a piece, then measures its centre with the radius held.
+    fn finish(
+        &self,
+        frame: &ColourView,
+        fit: crate::measure::CircleFit,
+        z: f64,
+        team: Option<Team>,
+        class: usize,
+    ) -> Result<Detection, DetectError> {
+        let visible = |p: BoardPoint3| self.sees(p);
         if fit.rms_mm > MAX_FIT_RMS_PX * fit.mm_per_px {
             return Err(DetectError::NotAPiece {
                 x_mm: fit.footprint.centre.x_mm,
@@ -572,40 +608,10 @@ impl Detector {
         // higher, a parallax of about a millimetre at the cup's centre, which no
         // call depends on).
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
-        let cup_fit = |_hole: usize, start: Footprint| {
-            let visible = |p: BoardPoint3| self.sees(p);
-            fit_circle_visible(frame, &self.camera, &self.pose, start, bottom_top, false, &self.cfg.fit, &visible)
-        };
         let at_bottom = self.along_sight(first.footprint.centre.at_height(surface_top), bottom_top);
         if let Some(c) = at_bottom {
             if let Some(hole) = self.hole_under(c, w) {
-                // A washer flat in a cup lies with its centre within (hole radius -
-                // washer radius) of the hole's centre. Its outline is partly hidden
-                // by the rim, so the surface fit places it poorly: start from a ring
-                // of places over the cup's floor and keep the best-supported fit.
-                let h = w.holes[hole];
-                let reach = (h.radius() - r).max(0.0);
-                let mut starts = vec![c, h.centre()];
-                for k in 0..CUP_START_ANGLES {
-                    let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
-                    starts.push(BoardPoint::new(h.x_mm + 0.6 * reach * t.cos(), h.y_mm + 0.6 * reach * t.sin()));
-                }
-                let best = starts
-                    .into_iter()
-                    .filter_map(|s| cup_fit(hole, Footprint::new(s, r)).ok())
-                    .filter(|f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
-                    .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)));
-                if std::env::var_os("BOARDCALL_DEBUG").is_some() {
-                    eprintln!("cup fit hole {hole} (z_est {z_est:.0}): {:?}", best.as_ref().map(|f| (f.footprint, f.rms_mm, f.inliers)));
-                }
-                if let Some(f) = best {
-                    return Ok((bottom_top, f, Some(hole)));
-                }
-                return Err(DetectError::NotAPiece {
-                    x_mm: c.x_mm,
-                    y_mm: c.y_mm,
-                    reason: format!("washer colour down hole {hole}, but no washer outline fits on the cup's floor"),
-                });
+                return Ok((bottom_top, self.cup_search(frame, w, hole, c)?, Some(hole)));
             }
         }
         // Off the board, on the ground the board stands on.
@@ -614,6 +620,55 @@ impl Detector {
         let fit = self.fit(frame, Footprint::new(start, r), ground_top).unwrap_or(first);
         let z = ground_top;
         Ok((z, fit, None))
+    }
+
+    /// Finds a washer lying flat on the floor of hole `hole`'s cup, starting near
+    /// `near`. Its outline is partly hidden by the rim, so rather than trust one
+    /// start, fits start from a ring of places over the cup's floor (a washer's
+    /// centre lies within hole radius - washer radius of the hole's centre) and
+    /// the best-supported fit is kept.
+    fn cup_search(
+        &self,
+        frame: &ColourView,
+        w: &crate::board::WasherBoard,
+        hole: usize,
+        near: BoardPoint,
+    ) -> Result<crate::measure::CircleFit, DetectError> {
+        let r = self.shape.radius_mm;
+        let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
+        let h = w.holes[hole];
+        let reach = (h.radius() - r).max(0.0);
+        let mut starts = vec![near, h.centre()];
+        for k in 0..CUP_START_ANGLES {
+            let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
+            starts.push(BoardPoint::new(h.x_mm + 0.6 * reach * t.cos(), h.y_mm + 0.6 * reach * t.sin()));
+        }
+        starts
+            .into_iter()
+            .filter_map(|s| self.fit(frame, Footprint::new(s, r), bottom_top).ok())
+            .filter(|f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
+            .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
+            .ok_or_else(|| DetectError::NotAPiece {
+                x_mm: near.x_mm,
+                y_mm: near.y_mm,
+                reason: format!("washer colour down hole {hole}, but no washer outline fits on the cup's floor"),
+            })
+    }
+
+    /// A washer seen only through hole `hole`'s opening: measured on the cup floor.
+    fn measure_cup(&self, frame: &ColourView, hole: usize, near: BoardPoint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
+        let w = self.board.washer().expect("holes are on washer boards");
+        let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
+        let start = self.along_sight(near.at_height(self.shape.top_z_mm), bottom_top).unwrap_or(near);
+        let fit = self.cup_search(frame, w, hole, start)?;
+        self.finish(frame, fit, bottom_top, team, class)
+    }
+
+    /// The hole whose opening (seen at the surface) holds a point, with a margin
+    /// for the parallax of a washer seen down the cup.
+    fn hole_opening(&self, p: BoardPoint) -> Option<usize> {
+        let w = self.board.washer()?;
+        w.holes.iter().position(|h| p.distance(h.centre()) < h.radius() + OPENING_MARGIN_MM)
     }
 
     /// Where the camera's line of sight through board point `p` meets the plane
