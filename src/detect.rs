@@ -138,6 +138,13 @@ pub const WASHER_BELOW_SURFACE_MM: f64 = 35.0;
 /// Lines of sight are tested from this far along them (mm): the point itself
 /// lies on a surface that must not count as blocking it.
 pub const RIM_CLEARANCE_MM: f64 = 1.5;
+/// Canny's upper threshold in HoughCircles on the 8-bit brightness grid: a
+/// disc's rim against the board is 30-80 levels; grain and glare speckle,
+/// smoothed, stay below.
+const HOUGH_CANNY_HIGH: f64 = 40.0;
+/// Votes a circle needs, as a fraction of its circumference in cells: a disc
+/// half hidden by a wall or the gate bar still shows more than this.
+const HOUGH_VOTES_FRACTION: f64 = 0.25;
 /// A washer seen down a cup may show only this fraction of its area (the rim
 /// hides the rest from an oblique camera); less is treated as noise.
 const MIN_CUP_AREA_FRACTION: f64 = 0.1;
@@ -411,6 +418,12 @@ impl Detector {
             *m = open(m, Norm::L2, k_cells);
         }
         let mut out = Detections::default();
+        if self.shape.kind == PieceKind::Disc {
+            // Pale wood on wood under glare makes colour blobs unreliable; a
+            // disc's circular edge of known size is not: find circles first.
+            self.detect_discs(frame, &mut out);
+            return Ok(out);
+        }
         for (k, team) in teams.iter().enumerate() {
             self.detect_class(frame, k, *team, &mut out);
         }
@@ -497,6 +510,59 @@ impl Detector {
         }
     }
 
+    /// Discs: circles of the disc's size in the grid's brightness image (a
+    /// metric top-down view at the discs' top height), each measured by an
+    /// outline fit; colour decides nothing but the fill check.
+    fn detect_discs(&self, frame: &ColourView, out: &mut Detections) {
+        use opencv::core::{Mat, Size, Vec3f, Vector};
+        use opencv::imgproc;
+        let g = &self.grid;
+        let grey: Vec<u8> = self.hsv.iter().map(|c| if c[2].is_nan() { 0 } else { (c[2] * 255.0).round() as u8 }).collect();
+        let found = (|| -> opencv::Result<Vec<(f64, f64)>> {
+            let img = Mat::new_rows_cols_with_data(g.rows as i32, g.cols as i32, &grey)?;
+            let mut smooth = Mat::default();
+            imgproc::gaussian_blur_def(&img, &mut smooth, Size::new(5, 5), 1.2)?;
+            let mut circles: Vector<Vec3f> = Vector::new();
+            let r_cells = self.shape.radius_mm / g.step;
+            imgproc::hough_circles(
+                &smooth,
+                &mut circles,
+                imgproc::HOUGH_GRADIENT,
+                1.0,
+                // Two discs' centres are at least a diameter apart, less a little for tilt.
+                1.6 * r_cells,
+                HOUGH_CANNY_HIGH,
+                HOUGH_VOTES_FRACTION * std::f64::consts::TAU * r_cells,
+                (r_cells * 0.85).floor() as i32,
+                (r_cells * 1.15).ceil() as i32,
+            )?;
+            Ok(circles.iter().map(|c| (c[0] as f64 - 0.5, c[1] as f64 - 0.5)).collect())
+        })()
+        .unwrap_or_default();
+        for (cc, cr) in found {
+            let start = Footprint::new(g.cell_centre(cc, cr), self.shape.radius_mm);
+            let m = self.measure(frame, start, None, 0);
+            if std::env::var_os("BOARDCALL_DEBUG").is_some() {
+                eprintln!("disc candidate {:?}: {:?}", start.centre, m.as_ref().map(|d| d.footprint.centre).map_err(|e| e.to_string()));
+            }
+            match m {
+                Ok(d) => {
+                    if !out.pieces.iter().any(|p| p.footprint.centre.distance(d.footprint.centre) < self.shape.radius_mm) {
+                        out.pieces.push(d);
+                    }
+                }
+                Err(DetectError::NotAPiece { .. }) | Err(DetectError::Measure(_)) => {}
+                Err(e) => out.unexplained.push(Unexplained {
+                    kind: self.shape.kind,
+                    team: None,
+                    centre: start.centre,
+                    area_mm2: 0.0,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+    }
+
     /// Measures one candidate at the piece's real top height.
     fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let mut z = self.shape.top_z_mm;
@@ -541,8 +607,10 @@ impl Detector {
                 reason: format!("edges scatter {:.1} px about the best circle", fit.rms_mm / fit.mm_per_px),
             });
         }
-        // The colour grid lies at the surface pieces' height: it checks only those.
-        let fill = if (z - self.shape.top_z_mm).abs() < 1e-9 { self.fill_fraction(class, fit.footprint) } else { 1.0 };
+        // The colour grid lies at the surface pieces' height: it checks only
+        // those, and not discs, whose pale wood it tells from glare poorly.
+        let checkable = (z - self.shape.top_z_mm).abs() < 1e-9 && self.shape.kind != PieceKind::Disc;
+        let fill = if checkable { self.fill_fraction(class, fit.footprint) } else { 1.0 };
         if fill < MIN_FILL_FRACTION {
             return Err(DetectError::NotAPiece {
                 x_mm: fit.footprint.centre.x_mm,
