@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The main job on a bundled example: set up, build once (release), and run it.
+# The main job on a bundled example: set up, build once (release), and score a
+# rendered frame of a shuffleboard end: locate the board, detect and measure the
+# weights, call them and score the Knock Off round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release --locked
 bc=target/release/boardcall
-echo "== built-in boards"; $bc boards
-echo "== a weight 1 mm clear of the 3-line"; $bc call --board shuffleboard-22ft --x 40 --y 122.03
+fx=fixtures/scenes/05-shuffleboard-22ft-line_edge
+mkdir -p target/example
+echo "== scoring $fx/image.jpg (annotated copy: target/example/annotated.png)"
+$bc score "$fx/image.jpg" --board shuffleboard-22ft --game knock-off --camera "$fx/camera.yaml" \
+    --json --annotate target/example/annotated.png
