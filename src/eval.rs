@@ -5,7 +5,7 @@
 use crate::board::Board;
 use crate::calls::FoulLine;
 use crate::camera::CameraPose;
-use crate::detect::{DetectorConfig, Detections, Detector};
+use crate::detect::{DetectorConfig, Detections};
 use crate::fixture::Fixture;
 use crate::frame::Frame;
 use crate::geom::BoardPoint;
@@ -169,8 +169,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         };
         let bytes = frame.image().data_bytes().map_err(|e| e.to_string())?;
         let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(|e| e.to_string())?;
-        let mut det = Detector::new(detector.clone(), &board, &fx.camera, &pose).map_err(|e| e.to_string())?;
-        let detections = det.detect(&view).map_err(|e| e.to_string())?;
+        let detections = crate::score::detect_pieces(&view, &board, &fx.camera, &pose, detector.clone()).map_err(|e| e.to_string())?;
         let foul = fx.truth.foul_line.unwrap_or(FoulLine::Long);
         Ok((call_detections(&board, &detections, foul, pose_sigma), detections))
     })();
@@ -219,7 +218,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
     }
     let board = Board::load(&fx.truth.board).ok();
     if let Some(board) = &board {
-        out.truth_score = round_points(board, &truth_reports(fx));
+        out.truth_score = round_points(board, &crate::render::truth::as_reports(&fx.truth.pieces));
         out.score = round_points(board, &reports);
         out.score_right = out.truth_score.is_some() && out.truth_score == out.score;
     }
@@ -253,57 +252,6 @@ pub fn round_points(board: &Board, pieces: &[PieceReport]) -> Option<serde_json:
         crate::rules::Rules::Sjoelen => Some(serde_json::json!({ "score": v["score"], "counts": v["counts"] })),
         _ => Some(v["rounds"].get(0).map(|r| r["points"].clone()).unwrap_or_else(|| v["current_round"].clone())),
     }
-}
-
-/// The truth's pieces as reports, numbered as the calls stage numbers ours.
-fn truth_reports(fx: &Fixture) -> Vec<PieceReport> {
-    let mut out = Vec::new();
-    let mut numbers: BTreeMap<Option<crate::piece::Team>, u32> = BTreeMap::new();
-    let mut pieces: Vec<_> = fx.truth.pieces.iter().filter(|p| p.in_frame).collect();
-    pieces.sort_by(|a, b| a.footprint.centre.y_mm.total_cmp(&b.footprint.centre.y_mm).then(a.footprint.centre.x_mm.total_cmp(&b.footprint.centre.x_mm)));
-    for p in pieces {
-        let n = numbers.entry(p.team).or_insert(0);
-        *n += 1;
-        let id = match p.team {
-            Some(t) => crate::piece::PieceId::of_team(t, *n),
-            None => crate::piece::PieceId::disc(*n),
-        };
-        let (boundary, margin, place) = match &p.call {
-            PieceCall::Shuffleboard(m) => (m.boundary, m.margin_mm, None),
-            PieceCall::Washer(m) => (
-                m.boundary,
-                m.margin_mm,
-                match m.call {
-                    crate::calls::WasherCall::In { hole } | crate::calls::WasherCall::Leaner { hole } => Some(hole),
-                    _ => None,
-                },
-            ),
-            PieceCall::Sjoelen(m) => (
-                m.boundary,
-                m.margin_mm,
-                match m.call {
-                    crate::calls::SjoelCall::Compartment { compartment } => Some(compartment),
-                    crate::calls::SjoelCall::None => None,
-                },
-            ),
-        };
-        out.push(PieceReport {
-            id,
-            kind: p.kind,
-            team: p.team,
-            x_mm: p.footprint.centre.x_mm,
-            y_mm: p.footprint.centre.y_mm,
-            call: truth_call_name(&p.call),
-            value: p.value,
-            place,
-            boundary,
-            margin_mm: margin,
-            sigma_mm: 0.0,
-            review: false,
-            doubt: None,
-        });
-    }
-    out
 }
 
 /// Evaluates every fixture under `dir`.

@@ -22,6 +22,25 @@ pub enum PieceCall {
 }
 
 impl PieceCall {
+    /// The call's name, as reports name calls (`zone3`, `leaner`, `compartment`...).
+    pub fn name(&self) -> String {
+        match self {
+            PieceCall::Shuffleboard(m) => m.call.name().to_string(),
+            PieceCall::Washer(m) => match m.call {
+                WasherCall::In { .. } => "in",
+                WasherCall::Leaner { .. } => "leaner",
+                WasherCall::OnBoard => "on_board",
+                WasherCall::Off => "off",
+            }
+            .to_string(),
+            PieceCall::Sjoelen(m) => match m.call {
+                SjoelCall::Compartment { .. } => "compartment",
+                SjoelCall::None => "none",
+            }
+            .to_string(),
+        }
+    }
+
     pub fn margin_mm(&self) -> f64 {
         match self {
             PieceCall::Shuffleboard(m) => m.margin_mm,
@@ -88,8 +107,9 @@ pub struct Truth {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub foul_line: Option<FoulLine>,
     pub pieces: Vec<PieceTruth>,
-    /// The expected round score per game that applies; `null` until the rules
-    /// engine (`src/rules`) provides it.
+    /// The expected round score of every game played on this board, by game
+    /// name, from the rules engine as `boardcall score` gives it (red threw
+    /// first; `null` for a game whose round a single frame cannot decide).
     pub round_score: Option<serde_json::Value>,
     pub tags: Vec<String>,
     pub seed: u64,
@@ -178,6 +198,15 @@ pub fn truth_for(ls: &LoadedScene, image_file: &str) -> Truth {
                 in_frame,
             })
         })
+        .collect::<Vec<PieceTruth>>();
+    let reports = as_reports(&pieces);
+    let round_score: serde_json::Map<String, serde_json::Value> = crate::rules::Rules::ALL
+        .iter()
+        .filter(|r| r.board_kind() == ls.board.kind() && (ls.board.kind() != crate::board::BoardKind::Washer || r.default_board() == ls.board.name))
+        .map(|r| {
+            let v = crate::score::score_round(*r, &[], &ls.board, Team::Red, &reports).unwrap_or(serde_json::Value::Null);
+            (r.name().to_string(), v)
+        })
         .collect();
     let fwd = ls.pose.rotation[2];
     Truth {
@@ -196,8 +225,61 @@ pub fn truth_for(ls: &LoadedScene, image_file: &str) -> Truth {
         },
         foul_line: matches!(ls.board.layout, Layout::Shuffleboard(_)).then_some(ls.scene.foul_line),
         pieces,
-        round_score: None,
+        round_score: Some(serde_json::Value::Object(round_score)),
         tags: ls.scene.tags.clone(),
         seed: ls.scene.seed,
     }
 }
+
+/// The truth's pieces as the calls stage reports pieces (numbered the same way:
+/// per team from the target end), so the rules engine can score them.
+pub fn as_reports(truth: &[PieceTruth]) -> Vec<crate::score::PieceReport> {
+    let mut out = Vec::new();
+    let mut numbers: std::collections::BTreeMap<Option<crate::piece::Team>, u32> = std::collections::BTreeMap::new();
+    let mut pieces: Vec<&PieceTruth> = truth.iter().collect();
+    pieces.sort_by(|a, b| a.footprint.centre.y_mm.total_cmp(&b.footprint.centre.y_mm).then(a.footprint.centre.x_mm.total_cmp(&b.footprint.centre.x_mm)));
+    for p in pieces {
+        let n = numbers.entry(p.team).or_insert(0);
+        *n += 1;
+        let id = match p.team {
+            Some(t) => crate::piece::PieceId::of_team(t, *n),
+            None => crate::piece::PieceId::disc(*n),
+        };
+        let (boundary, margin, place) = match &p.call {
+            PieceCall::Shuffleboard(m) => (m.boundary, m.margin_mm, None),
+            PieceCall::Washer(m) => (
+                m.boundary,
+                m.margin_mm,
+                match m.call {
+                    crate::calls::WasherCall::In { hole } | crate::calls::WasherCall::Leaner { hole } => Some(hole),
+                    _ => None,
+                },
+            ),
+            PieceCall::Sjoelen(m) => (
+                m.boundary,
+                m.margin_mm,
+                match m.call {
+                    crate::calls::SjoelCall::Compartment { compartment } => Some(compartment),
+                    crate::calls::SjoelCall::None => None,
+                },
+            ),
+        };
+        out.push(crate::score::PieceReport {
+            id,
+            kind: p.kind,
+            team: p.team,
+            x_mm: p.footprint.centre.x_mm,
+            y_mm: p.footprint.centre.y_mm,
+            call: p.call.name(),
+            value: p.value,
+            place,
+            boundary,
+            margin_mm: margin,
+            sigma_mm: 0.0,
+            review: false,
+            doubt: None,
+        });
+    }
+    out
+}
+

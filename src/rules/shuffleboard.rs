@@ -164,7 +164,7 @@ pub fn horse_collar_turn(board: &BTreeMap<PieceId, Weight>, count: HorseCollarCo
     }
     if !trey_or_more {
         if total > 0 {
-            rulings.push(format!("no weight in the trey or hanging: no score ({total} on the board)"));
+            rulings.push(format!("no weight in the trey or hanging: no score ({total} points on the board do not count)"));
         }
         return 0;
     }
