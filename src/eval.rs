@@ -11,7 +11,6 @@ use crate::frame::Frame;
 use crate::geom::BoardPoint;
 use crate::locate::{locate_frame, LocateConfig};
 use crate::measure::ColourView;
-use crate::render::truth::PieceCall;
 use crate::score::{call_detections, PieceReport};
 use opencv::prelude::MatTraitConstManual;
 use serde::{Deserialize, Serialize};
@@ -118,26 +117,6 @@ impl Stats {
     }
 }
 
-/// The name of a truth call, as [`PieceReport::call`] names ours.
-pub fn truth_call_name(call: &PieceCall) -> String {
-    use crate::calls::{SjoelCall, WasherCall};
-    match call {
-        PieceCall::Shuffleboard(m) => m.call.name().to_string(),
-        PieceCall::Washer(m) => match m.call {
-            WasherCall::In { .. } => "in",
-            WasherCall::Leaner { .. } => "leaner",
-            WasherCall::OnBoard => "on_board",
-            WasherCall::Off => "off",
-        }
-        .to_string(),
-        PieceCall::Sjoelen(m) => match m.call {
-            SjoelCall::Compartment { .. } => "compartment",
-            SjoelCall::None => "none",
-        }
-        .to_string(),
-    }
-}
-
 /// Runs one fixture through frame -> pose -> detections -> calls.
 pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorConfig) -> FixtureOutcome {
     let started = Instant::now();
@@ -184,7 +163,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
     };
     let mut used = vec![false; reports.len()];
     for t in fx.truth.pieces.iter().filter(|p| p.in_frame) {
-        let truth_call = truth_call_name(&t.call);
+        let truth_call = t.call.name();
         let best = reports
             .iter()
             .enumerate()
