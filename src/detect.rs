@@ -73,6 +73,14 @@ pub struct DetectorConfig {
     pub grid_mm: f64,
     /// Outline fitting.
     pub fit: FitConfig,
+    /// Washer boards: let the learned hole-state model ([`crate::model`]) correct
+    /// the washer calls (leaners, washers missed in cups); off for the classical path.
+    #[serde(default = "hole_model_on")]
+    pub hole_model: bool,
+}
+
+fn hole_model_on() -> bool {
+    true
 }
 
 /// Red caps: hue 0 +- 15 degrees. Lacquered wood sits at 20-40 degrees in every
@@ -106,6 +114,7 @@ impl Default for DetectorConfig {
             // areas count pieces to within a few percent.
             grid_mm: 2.0,
             fit: FitConfig::default(),
+            hole_model: true,
         }
     }
 }
@@ -584,7 +593,21 @@ impl Detector {
             Layout::Washer(w) => {
                 (z, fit, in_hole) = self.washer_height(frame, w, fit)?;
             }
-            Layout::Sjoelbak(_) => {}
+            // A disc resting on a partition lies on its top, higher by the
+            // partition's height: where the outline overlaps a partition, the
+            // height whose fitted radius is the disc's own is the real one.
+            Layout::Sjoelbak(s) => {
+                let half = s.partition_width_mm / 2.0 + self.shape.radius_mm;
+                if s.partitions().iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < half) {
+                    let high = crate::render::raycast::SJOEL_PARTITION_HEIGHT_MM + s.disc_thickness_mm;
+                    if let Ok(up) = self.fit(frame, fit.footprint, high) {
+                        let r = self.shape.radius_mm;
+                        if (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs() {
+                            (z, fit) = (high, up);
+                        }
+                    }
+                }
+            }
         }
         let _ = in_hole;
         self.finish(frame, fit, z, team, class)
@@ -634,6 +657,12 @@ impl Detector {
             &visible,
         )
         .unwrap_or(fit.clone());
+        if std::env::var_os("BOARDCALL_DEBUG").is_some() {
+            eprintln!(
+                "fit {:?} r {:.2} rms {:.2} inl {} | held {:?} rms {:.2} inl {}",
+                fit.footprint.centre, fit.footprint.radius_mm, fit.rms_mm, fit.inliers, held.footprint.centre, held.rms_mm, held.inliers
+            );
+        }
         Ok(Detection {
             kind: self.shape.kind,
             team,

@@ -12,7 +12,8 @@
 //!    model it projects onto image edges.
 //! 3. **Refinement.** The best hypotheses are refined by model-based edge
 //!    tracking ("moving edges"): points sampled along every projected model
-//!    edge (surface outline, stripe edges, hole rims) search along their normal
+//!    edge (surface outline, stripe edges, hole rims, and the construction
+//!    around the surface: walls, partitions, gutters, rails) search along their normal
 //!    for the image edge, and Gauss-Newton with Tukey weights minimises the
 //!    normal distances over the six pose parameters, with a shrinking search range.
 //! 4. **Verification.** The refined pose must match a large share of the
@@ -105,6 +106,11 @@ const STARTS_PER_READING: usize = 2;
 /// hypotheses, fine for refinement and the final verdict.
 const SCORE_STEP_PX: f64 = 8.0;
 const REFINE_STEP_PX: f64 = 3.0;
+/// Sampling step while the search range is still wide (the pose is a few px off
+/// and only needs to come closer), px.
+const COARSE_REFINE_STEP_PX: f64 = 6.0;
+/// Search ranges at least this wide use the coarse step, px.
+const COARSE_RANGE_PX: f64 = 6.0;
 /// Hypothesis scoring accepts an edge this far from the projected model, px.
 const SCORE_REACH_PX: f64 = 2.0;
 /// The refinement's search ranges along the normal, px: wide enough for the
@@ -164,8 +170,12 @@ impl Default for LocateConfig {
         LocateConfig {
             // Pieces, glare and worn paint hide part of the board; a wrong pose
             // matches texture at well under 30 %.
-            min_coverage: 0.5,
-            max_rms_px: 0.8,
+            // A wrong pose caught on neighbouring edges can reach ~50 %; right
+            // poses on the fixtures (pieces, shadows, glare) match >= 74 %.
+            min_coverage: 0.6,
+            // A right pose fits within ~0.35 px RMS even with pieces on the board;
+            // a pose caught on a neighbouring edge fits ~0.5 px.
+            max_rms_px: 0.45,
             max_position_sigma_mm: 1.0,
             ambiguity_ratio: 0.85,
             min_inliers: 60,
@@ -247,9 +257,28 @@ fn clear_spans(len: f64, mut blocked: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     out
 }
 
-/// A sjoelbak's wall thickness is not in the board file; it only decides which
-/// edges the walls hide, and 15 mm is typical (a thinner wall hides less).
-const SJOEL_WALL_THICKNESS_FOR_OCCLUSION_MM: f64 = 15.0;
+// The board's construction beyond the playing surface (walls, floor board,
+// partitions, gutters, rails) is not in the board file; the renderer's solids (`crate::render::raycast::World::build`) are the reference
+// geometry. Their edges are strong image edges right beside the surface's own: left
+// out of the model, the moving-edges search latches onto them (a wall's outer top
+// edge read as its inner one puts the camera 4 % too close). They are outline edges
+// (symmetric, not identifying) and their solids hide what is behind them.
+use crate::render::raycast::{
+    SHUFFLE_RAIL_HEIGHT_MM, SHUFFLE_RAIL_WIDTH_MM, SHUFFLE_TABLE_DEPTH_MM, SJOEL_FLOOR_THICKNESS_MM, SJOEL_PARTITION_HEIGHT_MM, SJOEL_WALL_THICKNESS_MM,
+};
+
+/// The four sides of the horizontal rectangle `lo..hi` at height `z`, as outline edges.
+fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi: [f64; 2], z: f64) {
+    let p = |x: f64, y: f64| BoardPoint3::new(x, y, z);
+    for (side, a, b) in [
+        ("+x", p(hi[0], lo[1]), p(hi[0], hi[1])),
+        ("-x", p(lo[0], hi[1]), p(lo[0], lo[1])),
+        ("target end", p(lo[0], lo[1]), p(hi[0], lo[1])),
+        ("far end", p(hi[0], hi[1]), p(lo[0], hi[1])),
+    ] {
+        edges.push(ModelEdge { name: format!("{name} {side}"), shape: EdgeShape::Segment { a, b }, identifying: false });
+    }
+}
 
 impl BoardModel {
     pub fn new(board: &Board) -> BoardModel {
@@ -292,16 +321,58 @@ impl BoardModel {
                     key_points.push((format!("{name} -x end"), p(-hw, y)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: cross });
+                // The table: the surface slab, the gutter trough `d` deep and `g` wide
+                // all round, and rails beyond it standing `rh` above the surface.
+                let (g, d) = (s.gutter_width_mm, s.gutter_depth_mm);
+                let (rw, rh, bottom) = (SHUFFLE_RAIL_WIDTH_MM, SHUFFLE_RAIL_HEIGHT_MM, -SHUFFLE_TABLE_DEPTH_MM);
+                let (x0, x1) = (hw + g, hw + g + rw);
+                occluders.push(Occluder { min: [-hw, 0.0, bottom], max: [hw, len, 0.0] });
+                occluders.push(Occluder { min: [x0, -g - rw, bottom], max: [x1, len + g + rw, rh] });
+                occluders.push(Occluder { min: [-x1, -g - rw, bottom], max: [-x0, len + g + rw, rh] });
+                occluders.push(Occluder { min: [-x0, -g - rw, bottom], max: [x0, -g, rh] });
+                occluders.push(Occluder { min: [-x0, len + g, bottom], max: [x0, len + g + rw, rh] });
+                box_edges(&mut edges, "surface slab foot", [-hw, 0.0], [hw, len], -d);
+                box_edges(&mut edges, "rail inner top", [-x0, -g], [x0, len + g], rh);
+                box_edges(&mut edges, "rail inner foot", [-x0, -g], [x0, len + g], -d);
+                box_edges(&mut edges, "rail outer top", [-x1, -g - rw], [x1, len + g + rw], rh);
             }
             Layout::Sjoelbak(s) => {
                 let wh = s.wall_height_mm;
-                let t = SJOEL_WALL_THICKNESS_FOR_OCCLUSION_MM;
+                let (t, fl) = (SJOEL_WALL_THICKNESS_MM, SJOEL_FLOOR_THICKNESS_MM);
                 edges.push(outline("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh)));
                 edges.push(outline("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh)));
                 edges.push(seg("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh)));
-                occluders.push(Occluder { min: [hw, -t, 0.0], max: [hw + t, len, wh] });
-                occluders.push(Occluder { min: [-hw - t, -t, 0.0], max: [-hw, len, wh] });
-                occluders.push(Occluder { min: [-hw - t, -t, 0.0], max: [hw + t, 0.0, wh] });
+                // The walls' outer top edges and feet, the far end's faces (floor board and wall ends).
+                edges.push(outline("side +x wall outer top", p3(hw + t, -t, wh), p3(hw + t, len, wh)));
+                edges.push(outline("side -x wall outer top", p3(-hw - t, len, wh), p3(-hw - t, -t, wh)));
+                edges.push(outline("back wall outer top", p3(hw + t, -t, wh), p3(-hw - t, -t, wh)));
+                edges.push(outline("side +x wall outer foot", p3(hw + t, -t, -fl), p3(hw + t, len, -fl)));
+                edges.push(outline("side -x wall outer foot", p3(-hw - t, len, -fl), p3(-hw - t, -t, -fl)));
+                edges.push(outline("back wall outer foot", p3(hw + t, -t, -fl), p3(-hw - t, -t, -fl)));
+                edges.push(outline("far end foot", p3(-hw - t, len, -fl), p3(hw + t, len, -fl)));
+                for x in [hw, hw + t, -hw, -hw - t] {
+                    edges.push(outline(&format!("wall end at x = {x}"), p3(x, len, -fl), p3(x, len, wh)));
+                }
+                for x in [hw, -hw] {
+                    let xo = x + t * x.signum();
+                    edges.push(outline(&format!("wall end top at x = {x}"), p3(x, len, wh), p3(xo, len, wh)));
+                }
+                for x in [hw + t, -hw - t] {
+                    edges.push(outline(&format!("back corner at x = {x}"), p3(x, -t, -fl), p3(x, -t, wh)));
+                }
+                occluders.push(Occluder { min: [-hw, 0.0, -fl], max: [hw, len, 0.0] });
+                occluders.push(Occluder { min: [hw, -t, -fl], max: [hw + t, len, wh] });
+                occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [-hw, len, wh] });
+                occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [hw + t, 0.0, wh] });
+                // The partitions: low dividers from the back wall to the gate bar.
+                let (ph, half) = (SJOEL_PARTITION_HEIGHT_MM, s.partition_width_mm / 2.0);
+                for x in s.partitions() {
+                    occluders.push(Occluder { min: [x - half, 0.0, 0.0], max: [x + half, s.gate_back_mm, ph] });
+                    for xx in [x - half, x + half] {
+                        edges.push(outline(&format!("partition top at x = {xx}"), p3(xx, 0.0, ph), p3(xx, s.gate_back_mm, ph)));
+                        edges.push(outline(&format!("partition foot at x = {xx}"), p3(xx, 0.0, 0.0), p3(xx, s.gate_back_mm, 0.0)));
+                    }
+                }
                 // The gate bar: blocks between the openings, as high as the walls.
                 let (gb, gf) = (s.gate_back_mm, s.gate_front_mm);
                 // Compartments, partitions and the gate bar: everything up to the bar's front.
@@ -321,7 +392,8 @@ impl BoardModel {
                     edges.push(seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)));
                     edges.push(seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)));
                     edges.push(seg(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh)));
-                    edges.push(seg(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh)));
+                    // Its top face against the surface beyond it: often the same wood in the same light.
+                    edges.push(outline(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh)));
                     for x in [x0, x1] {
                         if x.abs() < hw - 1e-9 {
                             edges.push(seg(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh)));
@@ -334,6 +406,9 @@ impl BoardModel {
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, gb, gf, len] });
                 ladders.push(Ladder { z_mm: wh, half_width_mm: hw, cross_lines_mm: vec![0.0, gb, gf] });
+                // The walls' outer edges, the strongest lines in view (wall against the floor).
+                ladders.push(Ladder { z_mm: wh, half_width_mm: hw + t, cross_lines_mm: vec![-t] });
+                ladders.push(Ladder { z_mm: -fl, half_width_mm: hw + t, cross_lines_mm: vec![-t, len] });
             }
             Layout::Washer(w) => {
                 for h in &w.holes {
@@ -1210,8 +1285,9 @@ impl Locator {
         let mut samples = std::mem::take(&mut self.samples);
         let mut found: Vec<Option<(f64, f32)>> = Vec::new();
         for (stage, &range) in SEARCH_SCHEDULE_PX.iter().enumerate() {
+            let step_px = if range >= COARSE_RANGE_PX { COARSE_REFINE_STEP_PX } else { REFINE_STEP_PX };
             for _ in 0..ITERATIONS_PER_RANGE {
-                sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &mut samples);
+                sample_model(&self.model, &pose, cam, step_px, &mut samples);
                 found.clear();
                 found.extend(samples.iter().map(|s| self.grad.search(s.p, s.n, range, polarity[s.edge])));
                 let Some(step) = gauss_newton_step(cam, &samples, &found, range) else {
@@ -1597,8 +1673,8 @@ mod tests {
     #[test]
     fn models_carry_their_features() {
         let sb = BoardModel::new(&Board::load("shuffleboard-22ft").unwrap());
-        // 4 outline edges + 4 stripes x 2 edges.
-        assert_eq!(sb.edges.len(), 12);
+        // 4 outline edges + 4 stripes x 2 edges + the table's 4 rectangles (slab foot, rail inner top and foot, rail outer top).
+        assert_eq!(sb.edges.len(), 28);
         assert!(sb.ladders[0].cross_lines_mm.iter().any(|y| (y - 158.75).abs() < 1e-9));
         let y9 = BoardModel::new(&Board::load("yocu-9").unwrap());
         assert_eq!(y9.edges.iter().filter(|e| matches!(e.shape, EdgeShape::Circle { .. })).count(), 9);

@@ -79,8 +79,12 @@ enum Command {
         #[arg(long)]
         camera: std::path::PathBuf,
         /// A pose file (from `boardcall locate -o`) for a fixed camera; default: locate the board in this frame.
+        /// The pose is checked against the frame's board edges first (a moved camera or a covered board refuses).
         #[arg(long)]
         pose: Option<std::path::PathBuf>,
+        /// With --pose: use it without checking it against the frame (fastest; only for a rigid mount with a clear view).
+        #[arg(long, requires = "pose")]
+        trust_pose: bool,
         /// Shuffleboard without --game: the designated foul line (with a game, its `foul_line` option decides).
         #[arg(long, value_enum, default_value = "long")]
         foul_line: FoulArg,
@@ -90,6 +94,54 @@ enum Command {
         /// Draw every footprint with its call and margin on the frame, to this PNG.
         #[arg(long)]
         annotate: Option<std::path::PathBuf>,
+        /// Classical detection only: no hole-state model correcting washer calls.
+        #[arg(long)]
+        no_model: bool,
+    },
+    /// Review pictures of close calls: for each, the top-down metric crop around the piece and the
+    /// decisive line, rim or edge, the fitted footprint over the real pixels, the gap in mm with its
+    /// uncertainty and the verdict (PNG), plus a JSON record of the same (docs/review.md).
+    #[command(after_help = "Example: boardcall review fixtures/scenes/07-shuffleboard-22ft-line_edge/image.jpg --board shuffleboard-22ft \\\n           --camera fixtures/scenes/07-shuffleboard-22ft-line_edge/camera.yaml --all-close -o review.png\n\
+Without --piece or --all-close: the calls flagged for review. The JSON record goes to --record (default: OUTPUT with .json).")]
+    Review {
+        /// The frame (PNG, JPEG, ...), as the camera took it.
+        image: std::path::PathBuf,
+        /// A built-in board name, NAME@VARIANT, or a board file.
+        #[arg(long)]
+        board: String,
+        /// The camera file (OpenCV FileStorage YAML).
+        #[arg(long)]
+        camera: std::path::PathBuf,
+        /// A pose file (from `boardcall locate -o`); default: locate the board in this frame.
+        #[arg(long)]
+        pose: Option<std::path::PathBuf>,
+        /// The game (decides the designated foul line through its options).
+        #[arg(long)]
+        game: Option<String>,
+        /// Game options, as for `boardcall game` (repeatable).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Shuffleboard without --game: the designated foul line.
+        #[arg(long, value_enum, default_value = "long")]
+        foul_line: FoulArg,
+        /// Review this piece (e.g. red#2), whatever its margin.
+        #[arg(long, conflicts_with = "all_close")]
+        piece: Option<String>,
+        /// Review every flagged call and every call within --within mm of its boundary.
+        #[arg(long)]
+        all_close: bool,
+        /// With --all-close: the margin (mm) under which a call counts as close.
+        #[arg(long, default_value_t = boardcall::review::CLOSE_MARGIN_MM)]
+        within: f64,
+        /// Board mm per pixel of the crops.
+        #[arg(long, default_value_t = boardcall::review::DEFAULT_MM_PER_PX)]
+        mm_per_px: f64,
+        /// The picture to write (PNG).
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// The JSON record to write (default: OUTPUT with the extension .json).
+        #[arg(long)]
+        record: Option<std::path::PathBuf>,
     },
     /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file):
     /// percent correct round score (PCS), footprint error, per-call confusion, confident-wrong calls, time per frame.
@@ -102,6 +154,9 @@ enum Command {
         /// Print the full report, fixture by fixture, as JSON.
         #[arg(long)]
         json: bool,
+        /// Classical detection only: no hole-state model correcting washer calls (to compare).
+        #[arg(long)]
+        no_model: bool,
     },
     /// List the built-in boards.
     Boards,
@@ -285,6 +340,23 @@ enum FixturesAction {
     },
     /// List the fixture folders under a folder.
     List { dir: std::path::PathBuf },
+    /// Render the hole-state model's training set: patches.npy + labels.csv (models/README.md).
+    #[command(hide = true)]
+    TrainingSet {
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Washer-board scenes to render.
+        #[arg(long)]
+        count: usize,
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// Samples per pixel axis (the fixtures use 2).
+        #[arg(long, default_value_t = 2)]
+        supersample: u32,
+        /// Threads to render with (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -320,6 +392,13 @@ fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<boardcall::fixture::FixtureError>()
             || matches!(e.downcast_ref::<boardcall::render::RenderError>(), Some(boardcall::render::RenderError::Scene(_)))
     };
+    use boardcall::review::ReviewError;
+    if err.chain().any(|e| {
+        matches!(e.downcast_ref::<ReviewError>(), Some(ReviewError::NoSuchPiece { .. } | ReviewError::Scale { .. }))
+            || e.is::<boardcall::piece::PieceParseError>()
+    }) {
+        return 2;
+    }
     if err.chain().any(|e| e.is::<BoardError>() || e.is::<boardcall::rules::RulesError>() || e.is::<serde_json::Error>() || e.is::<std::io::Error>() || bad_scene(e)) {
         3
     } else {
@@ -327,14 +406,20 @@ fn exit_code(err: &anyhow::Error) -> u8 {
     }
 }
 
+/// The detector's settings, with or without the hole-state model (`--no-model`).
+fn detector_config(no_model: bool) -> boardcall::detect::DetectorConfig {
+    boardcall::detect::DetectorConfig { hole_model: !no_model, ..Default::default() }
+}
+
 fn run(cli: Cli) -> Result<()> {
     let cores = || std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     match cli.command {
-        Command::Score { image, board, game, options, first, camera, pose, foul_line, json, annotate } => {
+        Command::Score { image, board, game, options, first, camera, pose, trust_pose, foul_line, json, annotate, no_model } => {
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
             let frame = boardcall::frame::Frame::load(&image)?;
             let pose_input = match pose {
+                Some(p) if trust_pose => boardcall::score::PoseInput::Trusted(boardcall::camera::CameraPose::load(&p)?),
                 Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),
                 None => boardcall::score::PoseInput::Locate(boardcall::locate::LocateConfig::default()),
             };
@@ -352,7 +437,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let first: boardcall::piece::Team = first.parse()?;
             let (mut report, camera_pose) =
-                boardcall::score::score_frame(&frame, &b, &cam, pose_input, boardcall::detect::DetectorConfig::default(), foul)?;
+                boardcall::score::score_frame(&frame, &b, &cam, pose_input, detector_config(no_model), foul)?;
             if let Some(rules) = rules {
                 match boardcall::score::score_round(rules, &options, &b, first, &report.pieces) {
                     Ok(v) => report.score = Some(v),
@@ -372,12 +457,39 @@ fn run(cli: Cli) -> Result<()> {
                 say!("{}", serde_json::to_string(&report)?);
             }
         }
-        Command::Eval { dir, pose, json } => {
+        Command::Review { image, board, camera, pose, game, options, foul_line, piece, all_close, within, mm_per_px, output, record } => {
+            let b = Board::load(&board)?;
+            let cam = boardcall::camera::Camera::load(&camera)?;
+            let frame = boardcall::frame::Frame::load(&image)?;
+            let pose_input = match pose {
+                Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),
+                None => boardcall::score::PoseInput::Locate(boardcall::locate::LocateConfig::default()),
+            };
+            let foul = game_foul_line(game.as_deref(), &options, foul_line)?;
+            let selection = match (piece, all_close) {
+                (Some(id), _) => boardcall::review::Selection::Piece(id.parse()?),
+                (None, true) => boardcall::review::Selection::AllClose { within_mm: within },
+                (None, false) => boardcall::review::Selection::Flagged,
+            };
+            let cfg = boardcall::review::ReviewConfig { mm_per_px, ..Default::default() };
+            let review = boardcall::review::review_frame(&frame, &b, &cam, pose_input, boardcall::detect::DetectorConfig::default(), foul, selection, &cfg)?;
+            let record_path = record.unwrap_or_else(|| output.with_extension("json"));
+            std::fs::write(&record_path, serde_json::to_string_pretty(&review.record)? + "\n")
+                .with_context(|| format!("writing {}", record_path.display()))?;
+            match &review.picture {
+                Some(pic) => boardcall::frame::write_png(pic, &output)?,
+                None => eprintln!("boardcall: no call matches ({}); no picture written", review.record.selection),
+            }
+            for item in &review.record.items {
+                say!("{}: {}: {} ({})", item.piece.id, item.gap, item.verdict, item.confidence);
+            }
+        }
+        Command::Eval { dir, pose, json, no_model } => {
             let pose = match pose {
                 PoseArg::Locate => boardcall::eval::PoseSource::Locate,
                 PoseArg::Truth => boardcall::eval::PoseSource::Truth,
             };
-            let report = boardcall::eval::evaluate(&dir, pose, &boardcall::detect::DetectorConfig::default())?;
+            let report = boardcall::eval::evaluate(&dir, pose, &detector_config(no_model))?;
             if json {
                 say!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -423,6 +535,19 @@ fn run(cli: Cli) -> Result<()> {
             let cfg = boardcall::render::generate::GenerateConfig { seed, ..Default::default() };
             let truths = boardcall::render::generate::generate(&cfg, &output, threads.unwrap_or_else(cores), |name| eprintln!("rendered {name}"))?;
             say!("{} fixtures written to {}", truths.len(), output.display());
+        }
+        Command::Fixtures { action: FixturesAction::TrainingSet { seed, count, output, supersample, threads } } => {
+            let cfg = boardcall::model::training::TrainingConfig { seed, scenes: count, supersample, threads: threads.unwrap_or_else(cores) };
+            let s = boardcall::model::training::write_training_set(&cfg, &output, |name| eprintln!("rendered {name}"))?;
+            say!(
+                "{} scenes, {} hole patches ({} with a leaner, {} with flat washers, {} with two or more) written to {}",
+                s.scenes,
+                s.patches,
+                s.leaners,
+                s.flat,
+                s.doubles,
+                output.display()
+            );
         }
         Command::Fixtures { action: FixturesAction::List { dir } } => {
             for f in boardcall::fixture::list(&dir)? {
@@ -482,6 +607,19 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The designated shuffleboard foul line: the game's `foul_line` option when a game is named, else the flag.
+fn game_foul_line(game: Option<&str>, options: &[String], flag: FoulArg) -> Result<FoulLine> {
+    let rules: Option<boardcall::rules::Rules> = game.map(str::parse).transpose()?;
+    let game_foul = rules
+        .map(|r| boardcall::rules::GameConfig::with_options(r, options))
+        .transpose()?
+        .and_then(|c| c.options().iter().find(|(k, _)| *k == "foul_line").map(|(_, v)| v.clone()));
+    Ok(match (game_foul.as_deref(), flag) {
+        (Some("short"), _) | (None, FoulArg::Short) => FoulLine::Short,
+        (Some(_), _) | (None, FoulArg::Long) => FoulLine::Long,
+    })
 }
 
 /// Exit codes of the camera stages' errors (calibrate, locate, rectify).

@@ -271,12 +271,17 @@ fn probe_edges(
     (edges, seen, 1.0 / scale)
 }
 
+/// A change of colour of at least this fraction of the profile's largest is
+/// an edge; the first such, going outwards, is the outline.
+const STRONG_CHANGE_FRACTION: f32 = 0.5;
+/// Samples past the first strong change over which its level is taken: a
+/// pixel and a half at quarter-pixel steps, enough for the edge's blur.
+const PLATEAU_SAMPLES: usize = 6;
 /// Samples at each end of a profile that set its inside and outside colours.
 const END_SAMPLES: usize = 6;
 
-/// The sub-sample position where a profile passes from its inside colour to its
-/// outside colour: the 50 % crossing of the colour projected onto the
-/// inside-to-outside direction, nearest the steepest step.
+/// The sub-sample position where a profile leaves its inside colour: the half-way
+/// crossing of the first strong change of colour, going outwards.
 fn edge_crossing(profile: &[[f32; 3]]) -> Option<(f64, f32)> {
     let m = END_SAMPLES.min(profile.len() / 4).max(1);
     let mean = |s: &[[f32; 3]]| {
@@ -289,22 +294,28 @@ fn edge_crossing(profile: &[[f32; 3]]) -> Option<(f64, f32)> {
         a
     };
     let inside = mean(&profile[..m]);
-    let outside = mean(&profile[profile.len() - m..]);
-    let d = [outside[0] - inside[0], outside[1] - inside[1], outside[2] - inside[2]];
-    let contrast = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    // How far each sample's colour is from the inside colour. The outline is
+    // the first strong change going outwards: beyond a cap's rim an oblique
+    // camera sees the weight's side before the board, and a 50 % crossing
+    // between the two ends would land between them.
+    let dist: Vec<f32> = profile
+        .iter()
+        .map(|p| ((p[0] - inside[0]).powi(2) + (p[1] - inside[1]).powi(2) + (p[2] - inside[2]).powi(2)).sqrt())
+        .collect();
+    let max = dist.iter().copied().fold(0.0f32, f32::max);
+    if max < MIN_EDGE_CONTRAST {
+        return None;
+    }
+    let j = dist.iter().position(|d| *d >= STRONG_CHANGE_FRACTION * max)?;
+    // The level just past the change, and the half-way crossing before it.
+    let plateau = dist[j..(j + PLATEAU_SAMPLES).min(dist.len())].iter().copied().fold(0.0f32, f32::max);
+    let contrast = plateau;
     if contrast < MIN_EDGE_CONTRAST {
         return None;
     }
-    // 0 at the inside colour, 1 at the outside colour.
-    let level: Vec<f32> = profile
-        .iter()
-        .map(|p| ((p[0] - inside[0]) * d[0] + (p[1] - inside[1]) * d[1] + (p[2] - inside[2]) * d[2]) / (contrast * contrast))
-        .collect();
-    // The steepest rise of the profile, then the 0.5 crossing nearest to it.
-    let steepest = (1..level.len()).max_by(|&a, &b| (level[a] - level[a - 1]).total_cmp(&(level[b] - level[b - 1])))?;
-    let crossing = |i: usize| level[i - 1] < 0.5 && level[i] >= 0.5;
-    let i = (1..level.len()).filter(|&i| crossing(i)).min_by_key(|&i| i.abs_diff(steepest))?;
-    let t = (i - 1) as f64 + ((0.5 - level[i - 1]) / (level[i] - level[i - 1])) as f64;
+    let half = plateau / 2.0;
+    let i = (1..=j).rev().find(|&i| dist[i - 1] < half && dist[i] >= half)?;
+    let t = (i - 1) as f64 + ((half - dist[i - 1]) / (dist[i] - dist[i - 1])) as f64;
     Some((t, contrast))
 }
 

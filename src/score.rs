@@ -143,6 +143,8 @@ pub enum ScoreError {
     Detect(#[from] DetectError),
     #[error(transparent)]
     Camera(#[from] crate::camera::CameraError),
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
     #[error("the frame is {got_width}x{got_height} but the camera was calibrated at {want_width}x{want_height}")]
     FrameSize { got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
 }
@@ -182,8 +184,13 @@ pub struct FrameReport {
 
 /// How the camera pose for a frame is obtained.
 pub enum PoseInput {
-    /// A pose from a file (e.g. saved by `locate` for a fixed camera).
+    /// A pose from a file (e.g. saved by `locate` for a fixed camera), checked
+    /// against this frame's board edges first: a camera knocked out of place or
+    /// a board covered over refuses instead of scoring.
     Given(crate::camera::CameraPose),
+    /// A pose trusted without looking (fastest; for a rigid mount whose view
+    /// is known to be clear).
+    Trusted(crate::camera::CameraPose),
     /// Found from the frame itself.
     Locate(crate::locate::LocateConfig),
 }
@@ -207,8 +214,21 @@ pub fn score_frame(
         });
     }
     let (camera_pose, pose_report) = match pose {
+        PoseInput::Trusted(p) => {
+            (p, PoseReport { source: "trusted".into(), rvec: p.rvec(), tvec: p.translation, reprojection_rms_px: None, position_sigma_mm: 0.0 })
+        }
         PoseInput::Given(p) => {
-            (p, PoseReport { source: "given".into(), rvec: p.rvec(), tvec: p.translation, reprojection_rms_px: None, position_sigma_mm: 0.0 })
+            let mut und = crate::undistort::Undistorter::new(*camera, crate::undistort::UndistortConfig::default())?;
+            let u = und.run(frame)?;
+            let bp = crate::locate::Locator::new(board, crate::locate::LocateConfig::default()).refine_from(&u, p)?;
+            let rep = PoseReport {
+                source: "given".into(),
+                rvec: bp.pose.rvec(),
+                tvec: bp.pose.translation,
+                reprojection_rms_px: Some(bp.reprojection_rms_px),
+                position_sigma_mm: bp.position_sigma_mm,
+            };
+            (bp.pose, rep)
         }
         PoseInput::Locate(cfg) => {
             let bp = crate::locate::locate_frame(board, camera, frame, cfg)?;
@@ -225,8 +245,7 @@ pub fn score_frame(
     let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
     let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes)
         .map_err(|e| DetectError::Measure(e))?;
-    let mut det = Detector::new(detector, board, camera, &camera_pose)?;
-    let detections = det.detect(&view)?;
+    let detections = detect_pieces(&view, board, camera, &camera_pose, detector)?;
     let pieces = call_detections(board, &detections, foul, pose_report.position_sigma_mm);
     let mut reasons = Vec::new();
     for p in pieces.iter().filter(|p| p.review) {
@@ -258,6 +277,26 @@ pub fn score_frame(
         review_reasons: reasons,
     };
     Ok((report, camera_pose))
+}
+
+/// The `Detections` stage of one frame: the classical detector, then (washer
+/// boards, unless `cfg.hole_model` is off) the learned hole-state model's
+/// corrections of the washer calls ([`crate::model::refine_washers`]).
+pub fn detect_pieces(
+    view: &ColourView,
+    board: &Board,
+    camera: &crate::camera::Camera,
+    pose: &crate::camera::CameraPose,
+    cfg: DetectorConfig,
+) -> Result<Detections, ScoreError> {
+    let use_model = cfg.hole_model && matches!(board.layout, Layout::Washer(_));
+    let mut det = Detector::new(cfg, board, camera, pose)?;
+    let mut detections = det.detect(view)?;
+    if use_model {
+        let states = crate::model::HoleClassifier::embedded()?.classify(view, camera, pose, board)?;
+        crate::model::refine_washers(board, &states, &mut detections);
+    }
+    Ok(detections)
 }
 
 /// The most pieces of one side a game on this board puts in play.

@@ -93,3 +93,77 @@ fn the_fixture_set_scores_as_accepted() {
     }
     assert!(problems.is_empty(), "{} regressions:\n{}", problems.len(), problems.join("\n"));
 }
+
+mod bad_input {
+    use boardcall::board::Board;
+    use boardcall::camera::CameraPose;
+    use boardcall::detect::DetectorConfig;
+    use boardcall::fixture::Fixture;
+    use boardcall::frame::{Frame, FrameError};
+    use boardcall::locate::LocateConfig;
+    use boardcall::score::{score_frame, PoseInput, ScoreError};
+    use boardcall::calls::FoulLine;
+    use std::path::Path;
+
+    fn fixture(name: &str) -> Fixture {
+        Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes").join(name)).unwrap()
+    }
+
+    fn score(f: &Fixture, frame: &Frame, pose: PoseInput) -> Result<boardcall::score::FrameReport, ScoreError> {
+        let board = Board::load(&f.truth.board).unwrap();
+        score_frame(frame, &board, &f.camera, pose, DetectorConfig::default(), FoulLine::Long).map(|(r, _)| r)
+    }
+
+    #[test]
+    fn a_corrupt_image_is_a_clear_error() {
+        let dir = std::env::temp_dir().join(format!("boardcall-corrupt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("broken.jpg");
+        let good = std::fs::read(fixture("00-shuffleboard-22ft-plain").image_path()).unwrap();
+        std::fs::write(&path, &good[..200]).unwrap();
+        let e = Frame::load(&path).unwrap_err();
+        assert!(matches!(e, FrameError::Corrupt { .. }), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A frame of the right size with no board in it: an even grey floor with noise.
+    fn floor_like(f: &Fixture) -> Frame {
+        use opencv::core::{Mat, Scalar, CV_8UC3};
+        let (w, h) = (f.camera.image_width as i32, f.camera.image_height as i32);
+        let mut img = Mat::new_rows_cols_with_default(h, w, CV_8UC3, Scalar::all(95.0)).unwrap();
+        let mut noise = Mat::new_rows_cols_with_default(h, w, CV_8UC3, Scalar::all(0.0)).unwrap();
+        opencv::core::randn(&mut noise, &Scalar::all(0.0), &Scalar::all(6.0)).unwrap();
+        let mut out = Mat::default();
+        opencv::core::add_def(&img, &noise, &mut out).unwrap();
+        img = out;
+        Frame::from_mat(img).unwrap()
+    }
+
+    #[test]
+    fn a_frame_without_a_board_is_refused_not_scored() {
+        let f = fixture("40-yocu-4-plain");
+        let e = score(&f, &floor_like(&f), PoseInput::Locate(LocateConfig::default())).unwrap_err();
+        assert!(matches!(&e, ScoreError::Locate(l) if l.is_refusal()), "{e}");
+    }
+
+    #[test]
+    fn a_covered_board_with_a_saved_pose_is_refused_not_scored() {
+        // The camera's saved pose is right, but the board is covered (a cloth,
+        // the floor): checking the pose against the frame must refuse.
+        let f = fixture("00-shuffleboard-22ft-plain");
+        let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+        let e = score(&f, &floor_like(&f), PoseInput::Given(pose)).unwrap_err();
+        assert!(matches!(&e, ScoreError::Locate(l) if l.is_refusal()), "{e}");
+    }
+
+    #[test]
+    fn a_frame_of_the_wrong_size_is_a_clear_error() {
+        let f = fixture("00-shuffleboard-22ft-plain");
+        let other = fixture("16-sjoelbak-plain");
+        let mut cam_f = f.clone();
+        cam_f.camera.image_width += 2;
+        let frame = Frame::load(&other.image_path()).unwrap();
+        let e = score(&cam_f, &frame, PoseInput::Locate(LocateConfig::default())).unwrap_err();
+        assert!(matches!(e, ScoreError::FrameSize { .. }), "{e}");
+    }
+}

@@ -1,0 +1,164 @@
+//! Pipeline speed per stage on 1920x1080 frames (issue 7), one thread: undistort,
+//! locate from scratch, detect with a known pose (detector built once), one
+//! outline fit, the rules engine on an event log, and the whole `score` path with
+//! the camera and pose reused. Targets: the `score` path <= 10 ms per frame with
+//! the pose reused, `locate` from scratch <= 100 ms. Figures: BENCHMARKS.md.
+//!
+//! The frames are rendered at start-up from the committed scenes in
+//! `fixtures/bench/` (1920x1080 re-framings of fixtures 07 and 52), so the repo
+//! holds no large images; the renderer is deterministic, so every run times
+//! the same pixels.
+
+use boardcall::board::Board;
+use boardcall::calls::FoulLine;
+use boardcall::camera::{Camera, CameraPose};
+use boardcall::detect::{Detector, DetectorConfig};
+use boardcall::frame::Frame;
+use boardcall::geom::Footprint;
+use boardcall::measure::{fit_circle, ColourView, FitConfig};
+use boardcall::render::truth::truth_for;
+use boardcall::score::{call_detections, score_frame, PoseInput};
+use criterion::{criterion_group, criterion_main, Criterion};
+use opencv::prelude::MatTraitConstManual;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+/// One benchmark frame: the decoded image, its board, camera and true pose.
+struct Bench {
+    name: &'static str,
+    board: Board,
+    camera: Camera,
+    pose: CameraPose,
+    frame: Frame,
+    /// A piece's true footprint and top height, for the single-fit bench.
+    piece: (Footprint, f64),
+}
+
+/// Renders `fixtures/bench/NAME/scene.json` (all cores: start-up only) and decodes it as `boardcall score` would.
+fn load(name: &'static str) -> Bench {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bench").join(name);
+    let ls = boardcall::render::Scene::load(&dir.join("scene.json")).expect("bench scene is valid");
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let img = boardcall::render::render(&ls, threads);
+    // Through a PNG file, so the frame is exactly what `boardcall score IMAGE` decodes.
+    let path = std::env::temp_dir().join(format!("boardcall-bench-{name}-{}.png", std::process::id()));
+    img.save(&path).expect("write the bench frame");
+    let frame = Frame::load(&path).expect("decode the bench frame");
+    let _ = std::fs::remove_file(&path);
+    let truth = truth_for(&ls, "image.png");
+    let board = Board::load(&ls.scene.board).expect("bench board");
+    let camera = ls.scene.camera.intrinsics;
+    let pose = CameraPose::from_rvec_tvec(truth.camera.rvec, truth.camera.tvec);
+    // A piece lying flat on the playing surface, in view: the single-fit bench's subject.
+    let p = truth
+        .pieces
+        .iter()
+        .find(|p| p.pose.bottom_z_mm.abs() < 1e-6 && p.pose.tilt_deg.abs() < 1e-6 && p.in_frame)
+        .expect("bench scene has a piece flat on the surface, in view");
+    Bench { name, board, camera, pose, frame, piece: (p.footprint, p.pose.top_z_mm) }
+}
+
+fn view(frame: &Frame) -> ColourView<'_> {
+    let bytes = frame.image().data_bytes().expect("continuous BGR frame");
+    ColourView::new(frame.width() as usize, frame.height() as usize, bytes).expect("3-channel frame")
+}
+
+/// Short measurements: `cargo bench` stays under a few minutes and the test-mode
+/// run of `cargo test --all-targets` runs each function once.
+fn group<'a>(c: &'a mut Criterion, name: &str, seconds: u64) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(seconds));
+    g
+}
+
+fn stages(c: &mut Criterion) {
+    // One thread, as the targets are stated (OpenCV would otherwise use both cores in remap).
+    opencv::core::set_num_threads(1).expect("OpenCV threads");
+    let benches = [load("shuffleboard-1920x1080"), load("yocu-9-1920x1080")];
+
+    let mut g = group(c, "undistort_1920x1080", 2);
+    for b in &benches {
+        let mut und = boardcall::undistort::Undistorter::new(b.camera, Default::default()).expect("undistorter");
+        g.bench_function(b.name, |x| x.iter(|| und.run(black_box(&b.frame)).expect("undistort")));
+    }
+    g.finish();
+
+    let mut g = group(c, "locate_from_scratch_1920x1080", 5);
+    for b in &benches {
+        g.bench_function(b.name, |x| {
+            x.iter(|| boardcall::locate::locate_frame(&b.board, &b.camera, black_box(&b.frame), Default::default()).expect("board located"))
+        });
+    }
+    g.finish();
+
+    let mut g = group(c, "detect_known_pose_1920x1080", 2);
+    for b in &benches {
+        let mut det = Detector::new(DetectorConfig::default(), &b.board, &b.camera, &b.pose).expect("detector");
+        let v = view(&b.frame);
+        g.bench_function(b.name, |x| x.iter(|| det.detect(black_box(&v)).expect("detect")));
+    }
+    g.finish();
+
+    // Building the detector: once per camera pose (its candidate grid's projection).
+    let mut g = group(c, "detector_new_per_pose", 2);
+    for b in &benches {
+        g.bench_function(b.name, |x| {
+            x.iter(|| Detector::new(DetectorConfig::default(), &b.board, &b.camera, black_box(&b.pose)).expect("detector"))
+        });
+    }
+    g.finish();
+
+    let mut g = group(c, "measure_one_fit_circle", 2);
+    for b in &benches {
+        let v = view(&b.frame);
+        let (fp, top) = b.piece;
+        let cfg = FitConfig::default();
+        g.bench_function(b.name, |x| {
+            x.iter(|| fit_circle(black_box(&v), &b.camera, &b.pose, fp, top, false, &cfg).expect("fit"))
+        });
+    }
+    g.finish();
+
+    let mut g = group(c, "rules_play_event_log", 2);
+    for game in ["knock-off", "holeyboard", "sjoelen"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/events").join(format!("{game}.json"));
+        let text = std::fs::read_to_string(&path).expect("event log");
+        let log = boardcall::rules::EventLog::from_json(&text).expect("valid log");
+        let config = boardcall::rules::GameConfig::with_options(game.parse().expect("game"), &[] as &[String]).expect("config");
+        let board = Board::load(log.board.as_deref().unwrap_or(config.rules.default_board())).expect("board");
+        g.bench_function(game, |x| x.iter(|| boardcall::rules::play(&config, &board, black_box(&log)).expect("play")));
+    }
+    g.finish();
+
+    // The whole per-frame path of a fixed camera: the frame is decoded, the pose
+    // and the detector (its per-pose grid) are reused; detect, measure and call.
+    let mut g = group(c, "score_pose_reused_1920x1080", 2);
+    for b in &benches {
+        let mut det = Detector::new(DetectorConfig::default(), &b.board, &b.camera, &b.pose).expect("detector");
+        g.bench_function(b.name, |x| {
+            x.iter(|| {
+                let v = view(black_box(&b.frame));
+                let d = det.detect(&v).expect("detect");
+                call_detections(&b.board, &d, FoulLine::Long, 0.0)
+            })
+        });
+    }
+    g.finish();
+
+    // `score_frame` with a given pose as the library offers it today: it builds
+    // the detector (and its grid) on every call.
+    let mut g = group(c, "score_frame_given_pose_1920x1080", 2);
+    for b in &benches {
+        g.bench_function(b.name, |x| {
+            x.iter(|| {
+                score_frame(black_box(&b.frame), &b.board, &b.camera, PoseInput::Given(b.pose), DetectorConfig::default(), FoulLine::Long)
+                    .expect("score")
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, stages);
+criterion_main!(benches);
