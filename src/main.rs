@@ -629,6 +629,14 @@ fn camera_stage_exit_code(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     use boardcall::frame::FrameError;
     use boardcall::locate::LocateError;
     use boardcall::rectify::RectifyError;
+    // A stage error wrapped by the scoring stage is judged as itself (the
+    // wrapper is transparent, so it is not in the source chain).
+    if let Some(boardcall::score::ScoreError::Locate(l)) = e.downcast_ref::<boardcall::score::ScoreError>() {
+        return camera_stage_exit_code(l);
+    }
+    if let Some(boardcall::score::ScoreError::Frame(f)) = e.downcast_ref::<boardcall::score::ScoreError>() {
+        return camera_stage_exit_code(f);
+    }
     if let Some(e) = e.downcast_ref::<LocateError>() {
         return match e {
             _ if e.is_refusal() => Some(4),

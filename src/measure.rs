@@ -30,6 +30,9 @@ const MIN_RESIDUAL_SPREAD_MM: f64 = 0.05;
 /// outline is mostly hidden (a hand, another piece) and the fit is not trusted.
 pub const MIN_INLIER_FRACTION: f64 = 0.5;
 
+/// Line-of-sight checks along one probe (plus its far end).
+const VISIBILITY_CHECKS: usize = 8;
+
 /// Fewest edge points a fit is made from: an arc of a dozen points spread over
 /// a visible part of the outline still fixes a centre when the radius is known.
 pub const MIN_EDGE_POINTS: usize = 12;
@@ -236,6 +239,7 @@ fn probe_edges(
     let step_mm = cfg.step_px / scale;
     let (r0, r1) = ((radius - cfg.band_mm).max(radius * 0.2), radius + cfg.band_mm);
     let n = ((r1 - r0) / step_mm).ceil().max(4.0) as usize;
+    let visibility_stride = (n / VISIBILITY_CHECKS).max(1);
     let mut edges = Vec::with_capacity(cfg.probes);
     let mut seen = 0;
     let mut profile: Vec<[f32; 3]> = Vec::with_capacity(n + 1);
@@ -247,7 +251,9 @@ fn probe_edges(
         for i in 0..=n {
             let r = r0 + (r1 - r0) * i as f64 / n as f64;
             let p = BoardPoint3::new(centre.x_mm + r * c, centre.y_mm + r * s, height);
-            if !visible(p) {
+            // Occluders (a rim, a wall) are far larger than the probe's
+            // spacing: a handful of checks along it finds them.
+            if (i % visibility_stride == 0 || i == n) && !visible(p) {
                 ok = false;
                 break;
             }

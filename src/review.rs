@@ -22,7 +22,7 @@
 use crate::board::{Board, Layout};
 use crate::calls::{Boundary, FoulLine, FLAT_RISE_MAX_MM};
 use crate::camera::{Camera, CameraPose};
-use crate::detect::{DetectError, Detector, DetectorConfig};
+use crate::detect::{DetectError, DetectorConfig};
 use crate::frame::{cv, Frame, FrameError};
 use crate::geom::{BoardPoint, Footprint, PixelPoint};
 use crate::measure::{fit_circle, ColourView, FitConfig};
@@ -388,9 +388,10 @@ pub fn review_frame(
     }
     let bytes = cv("frame bytes", frame.image().data_bytes())?;
     let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(DetectError::Measure)?;
-    // The report has each piece's footprint, not its height: the detector's own
-    // measurement (same frame, same pose, deterministic) gives the top height.
-    let detections = Detector::new(detector.clone(), board, camera, &camera_pose)?.detect(&view)?;
+    // The report has each piece's footprint, not its height: the detection
+    // stage's own measurement (same frame, same pose, same model corrections,
+    // deterministic) gives the top height.
+    let detections = crate::score::detect_pieces(&view, board, camera, &camera_pose, detector.clone()).map_err(ReviewError::Score)?;
     let (radius, default_top) = piece_size(board);
     let mut items = Vec::new();
     let mut panels = Vec::new();
