@@ -136,10 +136,17 @@ fn stages(c: &mut Criterion) {
     let mut g = group(c, "score_pose_reused_1920x1080", 2);
     for b in &benches {
         let mut det = Detector::new(DetectorConfig::default(), &b.board, &b.camera, &b.pose).expect("detector");
+        // Washer boards: the learned hole-state model's corrections are part of the path.
+        let washers = b.board.washer().is_some();
+        let mut model = boardcall::model::HoleClassifier::embedded().expect("model");
         g.bench_function(b.name, |x| {
             x.iter(|| {
                 let v = view(black_box(&b.frame));
-                let d = det.detect(&v).expect("detect");
+                let mut d = det.detect(&v).expect("detect");
+                if washers {
+                    let states = model.classify(&v, &b.camera, &b.pose, &b.board).expect("classify");
+                    boardcall::model::refine_washers(&b.board, &states, &mut d);
+                }
                 call_detections(&b.board, &d, FoulLine::Long, 0.0)
             })
         });

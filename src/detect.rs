@@ -89,9 +89,11 @@ fn hole_model_on() -> bool {
 pub const RED: ColourClass =
     ColourClass { hue_deg: 0.0, hue_tolerance_deg: 15.0, min_saturation: 0.35, min_value: 0.12, max_saturation: 1.0 };
 /// Blue caps: a wide hue window (blue drifts to cyan in daylight and to purple
-/// under tungsten); nothing else on a board is blue.
+/// under tungsten); nothing else on a board is blue. Caps in bright, warm
+/// light measure saturation down to 0.33 in the fixtures; the board's dark
+/// slate gutters, the only other bluish surface, stay under 0.2.
 pub const BLUE: ColourClass =
-    ColourClass { hue_deg: 225.0, hue_tolerance_deg: 35.0, min_saturation: 0.35, min_value: 0.10, max_saturation: 1.0 };
+    ColourClass { hue_deg: 225.0, hue_tolerance_deg: 35.0, min_saturation: 0.25, min_value: 0.10, max_saturation: 1.0 };
 /// Pieces told from the board by being paler and brighter than it (sjoelen's
 /// light-wood discs on a lacquered board): thresholds relative to the board's
 /// median saturation and value in the same frame, so they follow the light.
@@ -154,6 +156,13 @@ const HOUGH_CANNY_HIGH: f64 = 40.0;
 /// Votes a circle needs, as a fraction of its circumference in cells: a disc
 /// half hidden by a wall or the gate bar still shows more than this.
 const HOUGH_VOTES_FRACTION: f64 = 0.25;
+/// A detection accounts for the colour within this factor of its radius (its
+/// side, shadow fringe and the grid's blur lie just outside the outline).
+const COVER_SLACK: f64 = 1.25;
+/// Unaccounted colour of at least this fraction of a piece's area (and not a
+/// thin run) makes the frame need review: a quarter of a piece is more than
+/// glare fringes or a shadow's tint leave, and less than a half-hidden piece.
+const UNACCOUNTED_AREA_FRACTION: f64 = 0.25;
 /// A washer seen down a cup may show only this fraction of its area (the rim
 /// hides the rest from an oblique camera); less is treated as noise.
 const MIN_CUP_AREA_FRACTION: f64 = 0.1;
@@ -417,12 +426,63 @@ impl Detector {
             // Pale wood on wood under glare makes colour blobs unreliable; a
             // disc's circular edge of known size is not: find circles first.
             self.detect_discs(frame, &mut out);
+            self.account_for_colour(0, None, &mut out);
             return Ok(out);
         }
         for (k, team) in teams.iter().enumerate() {
             self.detect_class(frame, k, *team, &mut out);
+            self.account_for_colour(k, *team, &mut out);
         }
         Ok(out)
+    }
+
+    /// The safety net: colour of a piece that no detection (and no unexplained
+    /// entry already) accounts for is reported as unexplained, so a piece the
+    /// detector missed makes the frame need review instead of silently not
+    /// counting. Each detection covers the cells of its footprint as the grid
+    /// sees it (a piece down a cup or on the ground appears where its line of
+    /// sight meets the grid's height).
+    fn account_for_colour(&self, class: usize, team: Option<Team>, out: &mut Detections) {
+        let g = &self.grid;
+        let grid_z = self.shape.top_z_mm;
+        let covers: Vec<Footprint> = out
+            .pieces
+            .iter()
+            .filter(|d| d.team == team)
+            .map(|d| {
+                let c = self.along_sight(d.footprint.centre.at_height(d.top_z_mm), grid_z).unwrap_or(d.footprint.centre);
+                Footprint::new(c, d.footprint.radius_mm * COVER_SLACK)
+            })
+            .chain(out.unexplained.iter().filter(|u| u.team == team).map(|u| Footprint::new(u.centre, self.shape.radius_mm * COVER_SLACK)))
+            .collect();
+        let mut left = self.masks[class].clone();
+        for (c, r, v) in left.enumerate_pixels_mut() {
+            if v[0] > 0 && covers.iter().any(|f| g.cell_centre(c as f64, r as f64).distance(f.centre) < f.radius_mm) {
+                v[0] = 0;
+            }
+        }
+        let labels = connected_components(&left, Connectivity::Eight, Luma([0u8]));
+        let mut blobs: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
+        for (c, r, l) in labels.enumerate_pixels() {
+            if l[0] > 0 {
+                blobs.entry(l[0]).or_default().push((c as f64, r as f64));
+            }
+        }
+        let piece_area = std::f64::consts::PI * self.shape.radius_mm.powi(2);
+        for blob in blobs.values() {
+            let area = blob.len() as f64 * g.step * g.step;
+            let thin = minor_spread(blob) * g.step < MIN_BLOB_WIDTH_FRACTION * self.shape.radius_mm / 2.0;
+            if area >= UNACCOUNTED_AREA_FRACTION * piece_area && !thin {
+                let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+                out.unexplained.push(Unexplained {
+                    kind: self.shape.kind,
+                    team,
+                    centre: g.cell_centre(sx / blob.len() as f64, sy / blob.len() as f64),
+                    area_mm2: area,
+                    reason: format!("{:.2} pieces' worth of the colour that no piece accounts for", area / piece_area),
+                });
+            }
+        }
     }
 
     fn detect_class(&self, frame: &ColourView, k: usize, team: Option<Team>, out: &mut Detections) {
