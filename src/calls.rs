@@ -16,7 +16,7 @@
 //! positive margin ("you should be able to see some wood between the line and the
 //! weight").
 
-use crate::board::{Board, Hole, Shuffleboard, Sjoelbak, Surface, WasherBoard};
+use crate::board::{Board, Hole, Layout, Shuffleboard, Sjoelbak, Surface, WasherBoard};
 use crate::geom::{BoardPoint, BoardPoint3, Direction, Footprint};
 use serde::{Deserialize, Serialize};
 
@@ -301,6 +301,93 @@ pub fn sjoel_call(geometry: &Sjoelbak, fp: Footprint) -> Measured<SjoelCall> {
     let mut candidates = partitions;
     candidates.push(gate);
     decisive(SjoelCall::Compartment { compartment }, &candidates)
+}
+
+/// A piece's call, by board family, with its decisive boundary and margin.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PieceCall {
+    Shuffleboard(Measured<ShuffleCall>),
+    Washer(Measured<WasherCall>),
+    Sjoelen(Measured<SjoelCall>),
+}
+
+impl PieceCall {
+    /// The call's name as reports give it: `off short zone1 zone2 zone3 hanger
+    /// corner_hanger`, `in leaner on_board off`, `compartment none`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PieceCall::Shuffleboard(m) => m.call.name(),
+            PieceCall::Washer(m) => match m.call {
+                WasherCall::In { .. } => "in",
+                WasherCall::Leaner { .. } => "leaner",
+                WasherCall::OnBoard => "on_board",
+                WasherCall::Off => "off",
+            },
+            PieceCall::Sjoelen(m) => match m.call {
+                SjoelCall::Compartment { .. } => "compartment",
+                SjoelCall::None => "none",
+            },
+        }
+    }
+
+    pub fn margin_mm(&self) -> f64 {
+        match self {
+            PieceCall::Shuffleboard(m) => m.margin_mm,
+            PieceCall::Washer(m) => m.margin_mm,
+            PieceCall::Sjoelen(m) => m.margin_mm,
+        }
+    }
+
+    pub fn boundary(&self) -> Boundary {
+        match self {
+            PieceCall::Shuffleboard(m) => m.boundary,
+            PieceCall::Washer(m) => m.boundary,
+            PieceCall::Sjoelen(m) => m.boundary,
+        }
+    }
+
+    /// The hole (washers) or compartment (discs) the piece counts in, if any.
+    pub fn place(&self) -> Option<usize> {
+        match self {
+            PieceCall::Washer(m) => match m.call {
+                WasherCall::In { hole } | WasherCall::Leaner { hole } => Some(hole),
+                _ => None,
+            },
+            PieceCall::Sjoelen(m) => match m.call {
+                SjoelCall::Compartment { compartment } => Some(compartment),
+                SjoelCall::None => None,
+            },
+            PieceCall::Shuffleboard(_) => None,
+        }
+    }
+
+    /// The points of the zone (1/2/3; hangers count by game), hole or compartment.
+    pub fn value(&self, board: &Board) -> Option<u32> {
+        match (self, &board.layout) {
+            (PieceCall::Shuffleboard(m), _) => match m.call {
+                ShuffleCall::Zone1 => Some(1),
+                ShuffleCall::Zone2 => Some(2),
+                ShuffleCall::Zone3 => Some(3),
+                _ => None,
+            },
+            (PieceCall::Washer(_), Layout::Washer(w)) => self.place().map(|h| w.holes[h].value),
+            (PieceCall::Sjoelen(_), Layout::Sjoelbak(s)) => self.place().map(|c| s.compartments[c].value),
+            _ => None,
+        }
+    }
+}
+
+/// The call of a piece on any board: its centre (on its axis, mid-thickness, in
+/// the board frame), footprint radius and tilt. Weights and discs are called on
+/// their footprint; washers on their pose.
+pub fn call_piece(board: &Board, centre: BoardPoint3, radius_mm: f64, tilt_deg: f64, foul: FoulLine) -> PieceCall {
+    let fp = Footprint::new(centre.on_plane(), radius_mm);
+    match &board.layout {
+        Layout::Shuffleboard(s) => PieceCall::Shuffleboard(shuffle_call(board, s, fp, foul)),
+        Layout::Washer(w) => PieceCall::Washer(washer_call(board, w, WasherPose { centre, tilt_deg })),
+        Layout::Sjoelbak(s) => PieceCall::Sjoelen(sjoel_call(s, fp)),
+    }
 }
 
 #[cfg(test)]

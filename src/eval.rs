@@ -163,7 +163,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
     };
     let mut used = vec![false; reports.len()];
     for t in fx.truth.pieces.iter().filter(|p| p.in_frame) {
-        let truth_call = t.call.name();
+        let truth_call = t.call.name().to_string();
         let best = reports
             .iter()
             .enumerate()

@@ -7,8 +7,8 @@
 
 use anyhow::{Context, Result};
 use boardcall::board::{self, Board, BoardError, Layout};
-use boardcall::calls::{self, FoulLine, WasherPose};
-use boardcall::geom::{BoardPoint, BoardPoint3, Footprint};
+use boardcall::calls::{self, FoulLine};
+use boardcall::geom::BoardPoint3;
 use clap::{Parser, Subcommand};
 use serde_json::json;
 use std::process::ExitCode;
@@ -425,16 +425,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let rules: Option<boardcall::rules::Rules> = game.as_deref().map(str::parse).transpose()?;
             // The game's designated foul line, when it has one, decides zone 1 / short.
-            let game_foul = rules
-                .map(|r| boardcall::rules::GameConfig::with_options(r, &options))
-                .transpose()?
-                .and_then(|c| c.options().iter().find(|(k, _)| *k == "foul_line").map(|(_, v)| v.clone()));
-            let foul = match (game_foul.as_deref(), foul_line) {
-                (Some("short"), _) => FoulLine::Short,
-                (Some(_), _) => FoulLine::Long,
-                (None, FoulArg::Long) => FoulLine::Long,
-                (None, FoulArg::Short) => FoulLine::Short,
-            };
+            let foul = game_foul_line(game.as_deref(), &options, foul_line)?;
             let first: boardcall::piece::Team = first.parse()?;
             let (mut report, camera_pose) =
                 boardcall::score::score_frame(&frame, &b, &cam, pose_input, detector_config(no_model), foul)?;
@@ -570,39 +561,17 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Call { board, x, y, radius, foul_line, z, tilt } => {
             let b = Board::load(&board)?;
-            let at = BoardPoint::new(x, y);
-            let foul = match foul_line {
-                FoulArg::Long => FoulLine::Long,
-                FoulArg::Short => FoulLine::Short,
+            let (piece, board_radius) = match &b.layout {
+                Layout::Shuffleboard(s) => ("weight", s.weight_diameter_mm / 2.0),
+                Layout::Sjoelbak(s) => ("disc", s.disc_diameter_mm / 2.0),
+                Layout::Washer(w) => ("washer", w.washer_outer_diameter_mm / 2.0),
             };
-            let out = match &b.layout {
-                Layout::Shuffleboard(s) => {
-                    let fp = Footprint::new(at, radius.unwrap_or(s.weight_diameter_mm / 2.0));
-                    let m = calls::shuffle_call(&b, s, fp, foul);
-                    json!({ "board": b.name, "piece": "weight", "footprint": fp, "call": m.call, "boundary": m.boundary,
-                            "margin_mm": m.margin_mm })
-                }
-                Layout::Sjoelbak(s) => {
-                    let fp = Footprint::new(at, radius.unwrap_or(s.disc_diameter_mm / 2.0));
-                    let m = calls::sjoel_call(s, fp);
-                    let value = match m.call {
-                        calls::SjoelCall::Compartment { compartment } => Some(s.compartments[compartment].value),
-                        calls::SjoelCall::None => None,
-                    };
-                    json!({ "board": b.name, "piece": "disc", "footprint": fp, "call": m.call, "value": value,
-                            "boundary": m.boundary, "margin_mm": m.margin_mm })
-                }
-                Layout::Washer(w) => {
-                    let pose = WasherPose { centre: BoardPoint3::new(x, y, z), tilt_deg: tilt };
-                    let m = calls::washer_call(&b, w, pose);
-                    let value = match m.call {
-                        calls::WasherCall::In { hole } | calls::WasherCall::Leaner { hole } => Some(w.holes[hole].value),
-                        _ => None,
-                    };
-                    json!({ "board": b.name, "piece": "washer", "pose": pose, "call": m.call, "hole_value": value,
-                            "boundary": m.boundary, "margin_mm": m.margin_mm })
-                }
-            };
+            let r = radius.unwrap_or(board_radius);
+            let c = calls::call_piece(&b, BoardPoint3::new(x, y, z), r, tilt, game_foul_line(None, &[], foul_line)?);
+            let out = json!({
+                "board": b.name, "piece": piece, "x_mm": x, "y_mm": y, "radius_mm": r, "call": c.name(),
+                "value": c.value(&b), "place": c.place(), "boundary": c.boundary(), "margin_mm": c.margin_mm(),
+            });
             say!("{}", serde_json::to_string_pretty(&out).context("writing the call")?);
         }
     }

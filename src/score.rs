@@ -2,7 +2,7 @@
 //! uncertainties and review flags, and gathers them into the frame's report.
 
 use crate::board::{Board, Layout};
-use crate::calls::{self, Boundary, FoulLine, WasherPose};
+use crate::calls::{self, Boundary, FoulLine};
 use crate::detect::{DetectError, Detections, Detector, DetectorConfig};
 use crate::measure::ColourView;
 use crate::geom::Footprint;
@@ -42,17 +42,6 @@ pub struct PieceReport {
     pub review: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doubt: Option<String>,
-}
-
-/// Points of a shuffleboard zone (the common 1/2/3 scale; hangers count by game).
-fn shuffle_value(call: calls::ShuffleCall) -> Option<u32> {
-    use calls::ShuffleCall::*;
-    match call {
-        Zone1 => Some(1),
-        Zone2 => Some(2),
-        Zone3 => Some(3),
-        Hanger | CornerHanger | Off | Short => None,
-    }
 }
 
 /// Calls every detected piece. `pose_sigma_mm` is the camera pose's contribution
@@ -99,34 +88,10 @@ pub fn call_detections(board: &Board, detections: &Detections, foul: FoulLine, p
 
 /// The call of one footprint on `board`: name, value, hole/compartment, boundary, margin.
 fn call_one(board: &Board, fp: Footprint, top_z: f64, tilt_deg: f64, foul: FoulLine) -> (String, Option<u32>, Option<usize>, Boundary, f64) {
-    match &board.layout {
-        Layout::Shuffleboard(s) => {
-            let m = calls::shuffle_call(board, s, fp, foul);
-            (m.call.name().to_string(), shuffle_value(m.call), None, m.boundary, m.margin_mm)
-        }
-        Layout::Sjoelbak(s) => {
-            let m = calls::sjoel_call(s, fp);
-            match m.call {
-                calls::SjoelCall::Compartment { compartment } => {
-                    ("compartment".into(), Some(s.compartments[compartment].value), Some(compartment), m.boundary, m.margin_mm)
-                }
-                calls::SjoelCall::None => ("none".into(), None, None, m.boundary, m.margin_mm),
-            }
-        }
-        Layout::Washer(w) => {
-            let centre_z = top_z - w.washer_thickness_mm / 2.0;
-            let pose = WasherPose { centre: fp.centre.at_height(centre_z), tilt_deg };
-            let m = calls::washer_call(board, w, pose);
-            match m.call {
-                calls::WasherCall::In { hole } => ("in".into(), Some(w.holes[hole].value), Some(hole), m.boundary, m.margin_mm),
-                calls::WasherCall::Leaner { hole } => {
-                    ("leaner".into(), Some(w.holes[hole].value), Some(hole), m.boundary, m.margin_mm)
-                }
-                calls::WasherCall::OnBoard => ("on_board".into(), None, None, m.boundary, m.margin_mm),
-                calls::WasherCall::Off => ("off".into(), None, None, m.boundary, m.margin_mm),
-            }
-        }
-    }
+    // Washers are called on their pose: the centre at mid-thickness below the top.
+    let centre_z = top_z - board.washer().map_or(0.0, |w| w.washer_thickness_mm / 2.0);
+    let c = calls::call_piece(board, fp.centre.at_height(centre_z), fp.radius_mm, tilt_deg, foul);
+    (c.name().to_string(), c.value(board), c.place(), c.boundary(), c.margin_mm())
 }
 
 /// The report format version (`docs/report-format.md`).

@@ -2,7 +2,7 @@
 //! margin (from [`crate::calls`]), and the camera's pose, as written to `truth.json`.
 
 use crate::board::{Board, BoardKind, Layout};
-use crate::calls::{self, FoulLine, Measured, ShuffleCall, SjoelCall, WasherCall, WasherPose};
+use crate::calls::{self, FoulLine};
 use crate::geom::{BoardPoint3, Footprint, PixelPoint};
 use crate::piece::{PieceId, PieceKind, Team};
 use crate::render::plan::pixel_in_frame;
@@ -12,43 +12,7 @@ use serde::{Deserialize, Serialize};
 /// The truth-file format version this build writes.
 pub const TRUTH_FORMAT: u32 = 1;
 
-/// A piece's call, by game family, with its decisive boundary and signed margin.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PieceCall {
-    Shuffleboard(Measured<ShuffleCall>),
-    Washer(Measured<WasherCall>),
-    Sjoelen(Measured<SjoelCall>),
-}
-
-impl PieceCall {
-    /// The call's name, as reports name calls (`zone3`, `leaner`, `compartment`...).
-    pub fn name(&self) -> String {
-        match self {
-            PieceCall::Shuffleboard(m) => m.call.name().to_string(),
-            PieceCall::Washer(m) => match m.call {
-                WasherCall::In { .. } => "in",
-                WasherCall::Leaner { .. } => "leaner",
-                WasherCall::OnBoard => "on_board",
-                WasherCall::Off => "off",
-            }
-            .to_string(),
-            PieceCall::Sjoelen(m) => match m.call {
-                SjoelCall::Compartment { .. } => "compartment",
-                SjoelCall::None => "none",
-            }
-            .to_string(),
-        }
-    }
-
-    pub fn margin_mm(&self) -> f64 {
-        match self {
-            PieceCall::Shuffleboard(m) => m.margin_mm,
-            PieceCall::Washer(m) => m.margin_mm,
-            PieceCall::Sjoelen(m) => m.margin_mm,
-        }
-    }
-}
+pub use crate::calls::PieceCall;
 
 /// Where a piece is in 3D.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -115,30 +79,12 @@ pub struct Truth {
     pub seed: u64,
 }
 
-/// A piece's call on `board` by the foundation's call functions.
+/// A piece's call on `board` by the foundation's call functions, and its value.
 pub fn call_piece(board: &Board, foul: FoulLine, p: &PieceSpec) -> Option<(PieceCall, Option<u32>)> {
     let r = piece_radius(board, p.kind)?;
     let h = piece_thickness(board, p.kind)?;
-    let fp = Footprint::new(p.centre(h).on_plane(), r);
-    Some(match &board.layout {
-        Layout::Shuffleboard(s) => (PieceCall::Shuffleboard(calls::shuffle_call(board, s, fp, foul)), None),
-        Layout::Washer(w) => {
-            let m = calls::washer_call(board, w, WasherPose { centre: p.centre(h), tilt_deg: p.tilt_deg });
-            let value = match m.call {
-                WasherCall::In { hole } | WasherCall::Leaner { hole } => Some(w.holes[hole].value),
-                _ => None,
-            };
-            (PieceCall::Washer(m), value)
-        }
-        Layout::Sjoelbak(s) => {
-            let m = calls::sjoel_call(s, fp);
-            let value = match m.call {
-                SjoelCall::Compartment { compartment } => Some(s.compartments[compartment].value),
-                SjoelCall::None => None,
-            };
-            (PieceCall::Sjoelen(m), value)
-        }
-    })
+    let call = calls::call_piece(board, p.centre(h), r, p.tilt_deg, foul);
+    Some((call, call.value(board).filter(|_| call.place().is_some())))
 }
 
 /// Points on a piece's top outline (the cap edge), in the board frame.
@@ -245,32 +191,14 @@ pub fn as_reports(truth: &[PieceTruth]) -> Vec<crate::score::PieceReport> {
             Some(t) => crate::piece::PieceId::of_team(t, *n),
             None => crate::piece::PieceId::disc(*n),
         };
-        let (boundary, margin, place) = match &p.call {
-            PieceCall::Shuffleboard(m) => (m.boundary, m.margin_mm, None),
-            PieceCall::Washer(m) => (
-                m.boundary,
-                m.margin_mm,
-                match m.call {
-                    crate::calls::WasherCall::In { hole } | crate::calls::WasherCall::Leaner { hole } => Some(hole),
-                    _ => None,
-                },
-            ),
-            PieceCall::Sjoelen(m) => (
-                m.boundary,
-                m.margin_mm,
-                match m.call {
-                    crate::calls::SjoelCall::Compartment { compartment } => Some(compartment),
-                    crate::calls::SjoelCall::None => None,
-                },
-            ),
-        };
+        let (boundary, margin, place) = (p.call.boundary(), p.call.margin_mm(), p.call.place());
         out.push(crate::score::PieceReport {
             id,
             kind: p.kind,
             team: p.team,
             x_mm: p.footprint.centre.x_mm,
             y_mm: p.footprint.centre.y_mm,
-            call: p.call.name(),
+            call: p.call.name().to_string(),
             value: p.value,
             place,
             boundary,
