@@ -96,7 +96,7 @@ const MIN_SEGMENT_FRACTION: f64 = 0.06;
 const MERGE_ANGLE_RAD: f64 = 1.5 * std::f64::consts::PI / 180.0;
 const MERGE_DIST_PX: f64 = 2.5;
 /// How many of the longest lines are tried as the surface's long sides, and as cross lines.
-const SIDE_CANDIDATES: usize = 10;
+const SIDE_CANDIDATES: usize = 14;
 const CROSS_CANDIDATES: usize = 24;
 /// Hypotheses kept for refinement.
 const REFINE_CANDIDATES: usize = 14;
