@@ -619,7 +619,6 @@ impl Detector {
     fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let mut z = self.shape.top_z_mm;
         let mut fit = self.fit(frame, start, z)?;
-        let mut in_hole = None;
         match &self.board.layout {
             // A weight off the surface lies in the gutter, lower by the gutter's
             // depth: measure it again at that height.
@@ -634,7 +633,7 @@ impl Detector {
                 }
             }
             Layout::Washer(w) => {
-                (z, fit, in_hole) = self.washer_height(frame, w, fit)?;
+                (z, fit) = self.washer_height(frame, w, fit)?;
             }
             // A disc resting on a partition lies on its top, higher by the
             // partition's height: where the outline overlaps a partition, the
@@ -652,7 +651,6 @@ impl Detector {
                 }
             }
         }
-        let _ = in_hole;
         self.finish(frame, fit, z, team, class)
     }
 
@@ -727,7 +725,7 @@ impl Detector {
         frame: &ColourView,
         w: &crate::board::WasherBoard,
         first: crate::measure::CircleFit,
-    ) -> Result<(f64, crate::measure::CircleFit, Option<usize>), DetectError> {
+    ) -> Result<(f64, crate::measure::CircleFit), DetectError> {
         let r = self.shape.radius_mm;
         let cam_z = self.pose.centre().z_mm;
         let surface_top = self.shape.top_z_mm;
@@ -736,7 +734,7 @@ impl Detector {
         // surface from a cup bottom 76 mm lower but is no measurement of height.
         let z_est = cam_z - (cam_z - surface_top) * r / first.footprint.radius_mm;
         if z_est > -WASHER_BELOW_SURFACE_MM {
-            return Ok((surface_top, first, None));
+            return Ok((surface_top, first));
         }
         // Down in a cup: flat on the bottom (a washer on another one lies 3.2 mm
         // higher, a parallax of about a millimetre at the cup's centre, which no
@@ -745,7 +743,7 @@ impl Detector {
         let at_bottom = self.along_sight(first.footprint.centre.at_height(surface_top), bottom_top);
         if let Some(c) = at_bottom {
             if let Some(hole) = self.hole_under(c, w) {
-                return Ok((bottom_top, self.cup_search(frame, w, hole, c)?, Some(hole)));
+                return Ok((bottom_top, self.cup_search(frame, w, hole, c)?));
             }
         }
         // Off the board, on the ground the board stands on.
@@ -753,7 +751,7 @@ impl Detector {
         let start = self.along_sight(first.footprint.centre.at_height(surface_top), ground_top).unwrap_or(first.footprint.centre);
         let fit = self.fit(frame, Footprint::new(start, r), ground_top).unwrap_or(first);
         let z = ground_top;
-        Ok((z, fit, None))
+        Ok((z, fit))
     }
 
     /// Finds a washer lying flat on the floor of hole `hole`'s cup, starting near
