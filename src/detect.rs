@@ -156,6 +156,36 @@ const HOUGH_CANNY_HIGH: f64 = 40.0;
 /// Votes a circle needs, as a fraction of its circumference in cells: a disc
 /// half hidden by a wall or the gate bar still shows more than this.
 const HOUGH_VOTES_FRACTION: f64 = 0.25;
+/// A leaning washer's pose found by [`Detector::measure_leaner`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LeanerFit {
+    /// The washer's centre (mid-thickness) in the board frame.
+    pub centre: BoardPoint3,
+    pub tilt_deg: f64,
+    /// Mean (team colour inside - outside) along the outline, -1..1.
+    pub score: f64,
+}
+
+/// Leaning poses searched: directions of the rise round the hole (10 degrees
+/// apart), tilts (5 degrees apart over what a washer propped on a rim takes),
+/// and how far into the hole its centre lies.
+const LEANER_AZIMUTHS: usize = 36;
+const LEANER_TILTS: usize = 5;
+const LEANER_TILT_MIN_DEG: f64 = 15.0;
+const LEANER_TILT_MAX_DEG: f64 = 35.0;
+const LEANER_REACHES: usize = 6;
+/// A leaner's centre stays at least this far inside the rim (mm), or it would
+/// lie on the board rather than lean into the hole.
+const LEANER_RIM_CLEARANCE_MM: f64 = 4.0;
+/// Points round the outline, and how far inside / outside it each is sampled.
+const LEANER_OUTLINE_POINTS: usize = 36;
+/// The fine search's steps each way from the coarse best (a fifth of a coarse step each).
+const LEANER_FINE: i32 = 2;
+const LEANER_PROBE_MM: f64 = 3.0;
+/// Below this outline score (team colour inside, none outside, on average) no
+/// leaning pose explains the hole: the flat fit stands, with the model's doubt.
+const LEANER_MIN_SCORE: f64 = 0.5;
+
 /// A detection accounts for the colour within this factor of its radius (its
 /// side, shadow fringe and the grid's blur lie just outside the outline).
 const COVER_SLACK: f64 = 1.25;
@@ -813,6 +843,94 @@ impl Detector {
         }
         let s = (height - c.z_mm) / dz;
         (s > 0.0).then(|| BoardPoint::new(c.x_mm + s * (p.x_mm - c.x_mm), c.y_mm + s * (p.y_mm - c.y_mm)))
+    }
+
+    /// Measures a washer leaning in hole `hole` (its underside propped on the
+    /// rim, its low edge down in the cup): a search over the leaning poses, each
+    /// scored by how well its projected top outline separates the team's colour
+    /// inside from other colours outside. A flat outline fit places a tilted
+    /// washer tens of mm off; this places its centre where it is.
+    pub fn measure_leaner(&self, frame: &ColourView, hole: usize, team: Team) -> Option<LeanerFit> {
+        let w = self.board.washer()?;
+        let class = self.cfg.teams.iter().find(|t| t.team == team)?.colour;
+        let h = w.holes[hole];
+        let (r, th) = (self.shape.radius_mm, w.washer_thickness_mm);
+        let teamness = |p: BoardPoint3| -> Option<f64> {
+            if !self.sees(p) {
+                return None;
+            }
+            let px = self.pose.project(&self.camera, p)?;
+            frame.sample(px).map(|bgr| if class.contains(bgr_to_hsv(bgr)) { 1.0 } else { 0.0 })
+        };
+        // The pose from (rise direction, tilt, centre's distance from the hole's centre).
+        let score_of = |a: f64, tilt: f64, d: f64| -> Option<LeanerFit> {
+            let tr = tilt.to_radians();
+            // Its underside passes through the rim's edge along the rise.
+            let under = -(h.radius() - d) * tr.tan();
+            let cz = under + th / 2.0 / tr.cos();
+            let centre = BoardPoint3::new(h.x_mm + d * a.cos(), h.y_mm + d * a.sin(), cz);
+            // The top face's frame: u along the rise, v across it, n its normal.
+            let n = [-tr.sin() * a.cos(), -tr.sin() * a.sin(), tr.cos()];
+            let u = [tr.cos() * a.cos(), tr.cos() * a.sin(), tr.sin()];
+            let v = [-a.sin(), a.cos(), 0.0];
+            let top = [centre.x_mm + n[0] * th / 2.0, centre.y_mm + n[1] * th / 2.0, centre.z_mm + n[2] * th / 2.0];
+            let at = |rho: f64, phi: f64| {
+                let (s, c) = phi.sin_cos();
+                BoardPoint3::new(
+                    top[0] + rho * (c * u[0] + s * v[0]),
+                    top[1] + rho * (c * u[1] + s * v[1]),
+                    top[2] + rho * (c * u[2] + s * v[2]),
+                )
+            };
+            let (mut score, mut n_seen) = (0.0, 0);
+            for k in 0..LEANER_OUTLINE_POINTS {
+                let phi = std::f64::consts::TAU * k as f64 / LEANER_OUTLINE_POINTS as f64;
+                if let (Some(i), Some(o)) = (teamness(at(r - LEANER_PROBE_MM, phi)), teamness(at(r + LEANER_PROBE_MM, phi))) {
+                    score += i - o;
+                    n_seen += 1;
+                }
+            }
+            (n_seen >= LEANER_OUTLINE_POINTS / 3).then(|| LeanerFit { centre, tilt_deg: tilt, score: score / n_seen as f64 })
+        };
+        let reach = |tilt: f64| ((h.radius() - r * tilt.to_radians().cos()).max(0.0), h.radius() - LEANER_RIM_CLEARANCE_MM);
+        let better = |best: &mut Option<(LeanerFit, f64, f64)>, fit: Option<LeanerFit>, a: f64, d: f64| {
+            if let Some(f) = fit {
+                if best.as_ref().is_none_or(|b| f.score > b.0.score) {
+                    *best = Some((f, a, d));
+                }
+            }
+        };
+        // Coarse: the whole range of leaning poses.
+        let mut best: Option<(LeanerFit, f64, f64)> = None;
+        for ai in 0..LEANER_AZIMUTHS {
+            let a = std::f64::consts::TAU * ai as f64 / LEANER_AZIMUTHS as f64;
+            for ti in 0..LEANER_TILTS {
+                let tilt = LEANER_TILT_MIN_DEG + (LEANER_TILT_MAX_DEG - LEANER_TILT_MIN_DEG) * ti as f64 / (LEANER_TILTS - 1) as f64;
+                let (d_lo, d_hi) = reach(tilt);
+                for di in 0..LEANER_REACHES {
+                    let d = d_lo + (d_hi - d_lo) * di as f64 / (LEANER_REACHES - 1) as f64;
+                    better(&mut best, score_of(a, tilt, d), a, d);
+                }
+            }
+        }
+        // Fine: a fifth of a coarse step each way, around the coarse best.
+        let (coarse, a0, d0) = best?;
+        let (da, dt) = (std::f64::consts::TAU / LEANER_AZIMUTHS as f64, (LEANER_TILT_MAX_DEG - LEANER_TILT_MIN_DEG) / (LEANER_TILTS - 1) as f64);
+        let dd = (reach(coarse.tilt_deg).1 - reach(coarse.tilt_deg).0) / (LEANER_REACHES - 1) as f64;
+        let mut fine = Some((coarse, a0, d0));
+        for i in -LEANER_FINE..=LEANER_FINE {
+            for j in -LEANER_FINE..=LEANER_FINE {
+                for k in -LEANER_FINE..=LEANER_FINE {
+                    let step = |n: i32, size: f64| n as f64 * size / (2 * LEANER_FINE + 1) as f64;
+                    let (a, tilt, d) = (a0 + step(i, da), coarse.tilt_deg + step(j, dt), d0 + step(k, dd));
+                    if (LEANER_TILT_MIN_DEG..=LEANER_TILT_MAX_DEG).contains(&tilt) && d <= reach(tilt).1 {
+                        better(&mut fine, score_of(a, tilt, d), a, d);
+                    }
+                }
+            }
+        }
+        let best = fine.map(|b| b.0);
+        best.filter(|b| b.score >= LEANER_MIN_SCORE)
     }
 
     /// The hole whose rim encloses a point, if any.

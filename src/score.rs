@@ -260,8 +260,32 @@ pub fn detect_pieces(
     if use_model {
         let states = crate::model::HoleClassifier::embedded()?.classify(view, camera, pose, board)?;
         crate::model::refine_washers(board, &states, &mut detections);
+        place_leaners(&det, view, board, &mut detections);
     }
     Ok(detections)
+}
+
+/// Washers called leaners (tilted) get their leaning pose measured: a flat
+/// outline fit places a tilted washer tens of mm off its centre.
+fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
+    let Some(w) = board.washer() else { return };
+    for d in detections.pieces.iter_mut().filter(|d| d.tilt_deg.abs() > 1.0) {
+        let (Some(team), Some(hole)) = (
+            d.team,
+            w.holes
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.centre().distance(d.footprint.centre).total_cmp(&b.1.centre().distance(d.footprint.centre)))
+                .map(|(i, _)| i),
+        ) else {
+            continue;
+        };
+        if let Some(fit) = det.measure_leaner(view, hole, team) {
+            d.footprint = Footprint::new(fit.centre.on_plane(), d.footprint.radius_mm);
+            d.top_z_mm = fit.centre.z_mm + w.washer_thickness_mm / 2.0;
+            d.tilt_deg = fit.tilt_deg;
+        }
+    }
 }
 
 /// The most pieces of one side a game on this board puts in play.
