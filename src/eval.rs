@@ -51,6 +51,9 @@ pub struct PieceOutcome {
     pub call: String,
     pub footprint_error_mm: Option<f64>,
     pub truth_margin_mm: f64,
+    /// Our margin and its standard uncertainty (absent when missed).
+    pub margin_mm: Option<f64>,
+    pub sigma_mm: Option<f64>,
     pub review: bool,
 }
 
@@ -181,6 +184,8 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
                     call: r.call.clone(),
                     footprint_error_mm: Some(d),
                     truth_margin_mm: t.call.margin_mm(),
+                    margin_mm: Some(r.margin_mm),
+                    sigma_mm: Some(r.sigma_mm),
                     review: r.review,
                 }
             }
@@ -190,6 +195,8 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
                 call: "missed".into(),
                 footprint_error_mm: None,
                 truth_margin_mm: t.call.margin_mm(),
+                margin_mm: None,
+                sigma_mm: None,
                 review: false,
             },
         };
