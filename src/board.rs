@@ -4,6 +4,7 @@
 //! millimetres in the one board frame (see [`crate::geom`]).
 
 use crate::geom::BoardPoint;
+use crate::piece::PieceKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -206,6 +207,16 @@ pub enum Layout {
     Washer(WasherBoard),
 }
 
+/// The kind and size of the pieces a board is played with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PieceSize {
+    pub kind: PieceKind,
+    /// Outer radius of the footprint.
+    pub radius_mm: f64,
+    /// Height of a piece lying flat (its top face above what it rests on).
+    pub thickness_mm: f64,
+}
+
 /// A validated board.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Board {
@@ -286,6 +297,23 @@ impl Board {
             washer,
         };
         toml::to_string_pretty(&file).expect("a board always serialises")
+    }
+
+    /// The pieces played on this board: their kind and size.
+    pub fn piece(&self) -> PieceSize {
+        match &self.layout {
+            Layout::Shuffleboard(s) => {
+                PieceSize { kind: PieceKind::Weight, radius_mm: s.weight_diameter_mm / 2.0, thickness_mm: s.weight_height_mm }
+            }
+            Layout::Sjoelbak(s) => {
+                PieceSize { kind: PieceKind::Disc, radius_mm: s.disc_diameter_mm / 2.0, thickness_mm: s.disc_thickness_mm }
+            }
+            Layout::Washer(w) => PieceSize {
+                kind: PieceKind::Washer,
+                radius_mm: w.washer_outer_diameter_mm / 2.0,
+                thickness_mm: w.washer_thickness_mm,
+            },
+        }
     }
 
     pub fn kind(&self) -> BoardKind {

@@ -256,19 +256,8 @@ struct PieceShape {
 }
 
 fn piece_shape(board: &Board) -> PieceShape {
-    match &board.layout {
-        Layout::Shuffleboard(s) => {
-            PieceShape { kind: PieceKind::Weight, radius_mm: s.weight_diameter_mm / 2.0, top_z_mm: s.weight_height_mm }
-        }
-        Layout::Sjoelbak(s) => {
-            PieceShape { kind: PieceKind::Disc, radius_mm: s.disc_diameter_mm / 2.0, top_z_mm: s.disc_thickness_mm }
-        }
-        Layout::Washer(w) => PieceShape {
-            kind: PieceKind::Washer,
-            radius_mm: w.washer_outer_diameter_mm / 2.0,
-            top_z_mm: w.washer_thickness_mm,
-        },
-    }
+    let p = board.piece();
+    PieceShape { kind: p.kind, radius_mm: p.radius_mm, top_z_mm: p.thickness_mm }
 }
 
 /// The candidate grid: board cells at the pieces' top height and where they appear.

@@ -105,6 +105,19 @@ impl Frame {
     pub fn save_png(&self, path: &Path) -> Result<(), FrameError> {
         write_png(&self.image, path)
     }
+
+    /// Resamples the frame through remap tables built for `camera` (bilinear;
+    /// pixels with no source are black): undistortion and top views alike.
+    pub fn remap(&self, camera: &Camera, map_x: &Mat, map_y: &Mat) -> Result<Mat, FrameError> {
+        self.check_size(camera)?;
+        let mut out = Mat::default();
+        let black = opencv::core::Scalar::all(0.0);
+        cv(
+            "remap",
+            imgproc::remap(&self.image, &mut out, map_x, map_y, imgproc::INTER_LINEAR, opencv::core::BORDER_CONSTANT, black),
+        )?;
+        Ok(out)
+    }
 }
 
 /// An undistorted image and the ideal (distortion-free) camera that took it.

@@ -1115,15 +1115,7 @@ impl Locator {
             }
         }
         let best = good.into_iter().next().expect("checked above");
-        Ok(BoardPose {
-            board: self.board_name.clone(),
-            pose: best.pose,
-            method: LocateMethod::Automatic,
-            reprojection_rms_px: best.rms_px,
-            coverage: best.coverage,
-            position_sigma_mm: best.sigma_mm,
-            features: best.features,
-        })
+        Ok(self.board_pose(best))
     }
 
     /// Largest image distance between where two poses put the surface points
@@ -1146,6 +1138,19 @@ impl Locator {
         }
     }
 
+    /// The stage's output for an accepted refinement.
+    fn board_pose(&self, best: Refined) -> BoardPose {
+        BoardPose {
+            board: self.board_name.clone(),
+            pose: best.pose,
+            method: LocateMethod::Automatic,
+            reprojection_rms_px: best.rms_px,
+            coverage: best.coverage,
+            position_sigma_mm: best.sigma_mm,
+            features: best.features,
+        }
+    }
+
     /// Refines a known approximate pose (e.g. the previous frame's, or one from
     /// `--points`) against this image's edges and applies the same verdict.
     pub fn refine_from(&mut self, und: &Undistorted, start: CameraPose) -> Result<BoardPose, LocateError> {
@@ -1156,15 +1161,7 @@ impl Locator {
         };
         self.last_candidate = Some(best.pose);
         self.check(&best)?;
-        Ok(BoardPose {
-            board: self.board_name.clone(),
-            pose: best.pose,
-            method: LocateMethod::Automatic,
-            reprojection_rms_px: best.rms_px,
-            coverage: best.coverage,
-            position_sigma_mm: best.sigma_mm,
-            features: best.features,
-        })
+        Ok(self.board_pose(best))
     }
 
     /// The undistorted image with the model projected by `pose`: green where an

@@ -6,7 +6,7 @@
 //! 4 refused: the board (or calibration pattern) was not found or the fit is poor, no result given.
 
 use anyhow::{Context, Result};
-use boardcall::board::{self, Board, BoardError, Layout};
+use boardcall::board::{self, Board, BoardError};
 use boardcall::calls::{self, FoulLine};
 use boardcall::geom::BoardPoint3;
 use clap::{Parser, Subcommand};
@@ -561,15 +561,11 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Call { board, x, y, radius, foul_line, z, tilt } => {
             let b = Board::load(&board)?;
-            let (piece, board_radius) = match &b.layout {
-                Layout::Shuffleboard(s) => ("weight", s.weight_diameter_mm / 2.0),
-                Layout::Sjoelbak(s) => ("disc", s.disc_diameter_mm / 2.0),
-                Layout::Washer(w) => ("washer", w.washer_outer_diameter_mm / 2.0),
-            };
-            let r = radius.unwrap_or(board_radius);
+            let piece = b.piece();
+            let r = radius.unwrap_or(piece.radius_mm);
             let c = calls::call_piece(&b, BoardPoint3::new(x, y, z), r, tilt, game_foul_line(None, &[], foul_line)?);
             let out = json!({
-                "board": b.name, "piece": piece, "x_mm": x, "y_mm": y, "radius_mm": r, "call": c.name(),
+                "board": b.name, "piece": piece.kind, "x_mm": x, "y_mm": y, "radius_mm": r, "call": c.name(),
                 "value": c.value(&b), "place": c.place(), "boundary": c.boundary(), "margin_mm": c.margin_mm(),
             });
             say!("{}", serde_json::to_string_pretty(&out).context("writing the call")?);

@@ -10,9 +10,8 @@ use crate::board::Board;
 use crate::camera::{Camera, CameraPose};
 use crate::frame::{cv, Frame, FrameError};
 use crate::geom::{BoardPoint, PixelPoint};
-use opencv::core::{Mat, Scalar, BORDER_CONSTANT, CV_32FC1};
+use opencv::core::{Mat, Scalar, CV_32FC1};
 use opencv::prelude::*;
-use opencv::imgproc;
 use serde::Serialize;
 
 /// A top view larger than this many pixels would need over a gigabyte of
@@ -180,13 +179,8 @@ impl Rectifier {
 
     /// Rectifies one raw frame (bilinear sampling).
     pub fn run(&mut self, frame: &Frame) -> Result<TopView, RectifyError> {
-        frame.check_size(&self.camera)?;
-        let mut out = Mat::default();
-        cv(
-            "remap",
-            imgproc::remap(frame.image(), &mut out, &self.map_x, &self.map_y, imgproc::INTER_LINEAR, BORDER_CONSTANT, Scalar::all(0.0)),
-        )?;
-        Ok(TopView { image: out, geometry: self.geometry })
+        let image = frame.remap(&self.camera, &self.map_x, &self.map_y)?;
+        Ok(TopView { image, geometry: self.geometry })
     }
 }
 

@@ -438,11 +438,8 @@ pub fn review_frame(
 
 /// The board's piece radius and the height of its top face on the surface.
 fn piece_size(board: &Board) -> (f64, f64) {
-    match &board.layout {
-        Layout::Shuffleboard(s) => (s.weight_diameter_mm / 2.0, s.weight_height_mm),
-        Layout::Sjoelbak(s) => (s.disc_diameter_mm / 2.0, s.disc_thickness_mm),
-        Layout::Washer(w) => (w.washer_outer_diameter_mm / 2.0, w.washer_thickness_mm),
-    }
+    let p = board.piece();
+    (p.radius_mm, p.thickness_mm)
 }
 
 /// The board rectangle a panel's crops show: the piece, the gap, and context around them.

@@ -321,19 +321,11 @@ pub fn annotate(
     use opencv::imgproc;
     let cv = |context: &str, e: opencv::Error| crate::frame::FrameError::OpenCv { context: context.into(), source: e };
     let mut img = frame.image().clone();
-    let top = match &board.layout {
-        Layout::Shuffleboard(s) => s.weight_height_mm,
-        Layout::Sjoelbak(s) => s.disc_thickness_mm,
-        Layout::Washer(w) => w.washer_thickness_mm,
-    };
+    let piece = board.piece();
+    let (top, radius) = (piece.thickness_mm, piece.radius_mm);
     for p in &report.pieces {
         // Green: a clear call; amber: flagged for review. Both survive a projector.
         let colour = if p.review { Scalar::new(0.0, 190.0, 255.0, 0.0) } else { Scalar::new(60.0, 220.0, 60.0, 0.0) };
-        let radius = match &board.layout {
-            Layout::Shuffleboard(s) => s.weight_diameter_mm / 2.0,
-            Layout::Sjoelbak(s) => s.disc_diameter_mm / 2.0,
-            Layout::Washer(w) => w.washer_outer_diameter_mm / 2.0,
-        };
         let outline: Vector<Point> = (0..72)
             .filter_map(|k| {
                 let t = (k as f64 * 5.0).to_radians();

@@ -2,9 +2,9 @@
 
 use crate::camera::{Camera, Distortion};
 use crate::frame::{cv, Frame, FrameError, Undistorted};
-use opencv::core::{Mat, Scalar, Size, BORDER_CONSTANT, CV_32FC1};
+use opencv::core::{Mat, Scalar, Size, CV_32FC1};
 use opencv::prelude::*;
-use opencv::{calib3d, imgproc};
+use opencv::calib3d;
 
 /// How the undistorted image is framed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -92,13 +92,8 @@ impl Undistorter {
 
     /// Undistorts one frame (bilinear resampling; pixels with no source are black).
     pub fn run(&mut self, frame: &Frame) -> Result<Undistorted, FrameError> {
-        frame.check_size(&self.camera)?;
-        let mut out = Mat::default();
-        cv(
-            "remap",
-            imgproc::remap(frame.image(), &mut out, &self.map_x, &self.map_y, imgproc::INTER_LINEAR, BORDER_CONSTANT, Scalar::all(0.0)),
-        )?;
-        Ok(Undistorted { image: out, camera: self.ideal, valid: self.valid.clone() })
+        let image = frame.remap(&self.camera, &self.map_x, &self.map_y)?;
+        Ok(Undistorted { image, camera: self.ideal, valid: self.valid.clone() })
     }
 }
 
@@ -106,6 +101,7 @@ impl Undistorter {
 mod tests {
     use super::*;
     use crate::geom::PixelPoint;
+    use opencv::imgproc;
     use opencv::core::{Point, Scalar, CV_8UC3};
 
     fn reference_camera() -> Camera {

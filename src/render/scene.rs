@@ -4,7 +4,7 @@
 //!
 //! Every length is board millimetres in the one board frame (`docs/board-format.md`).
 
-use crate::board::{Board, BoardError, Layout};
+use crate::board::{Board, BoardError};
 use crate::calls::FoulLine;
 use crate::camera::{Camera, CameraPose};
 use crate::geom::BoardPoint3;
@@ -234,22 +234,12 @@ pub struct LoadedScene {
 /// The thickness (height) of a piece of `kind` on `board`, or `None` if the kind
 /// is not played on that board.
 pub fn piece_thickness(board: &Board, kind: PieceKind) -> Option<f64> {
-    match (&board.layout, kind) {
-        (Layout::Shuffleboard(s), PieceKind::Weight) => Some(s.weight_height_mm),
-        (Layout::Washer(w), PieceKind::Washer) => Some(w.washer_thickness_mm),
-        (Layout::Sjoelbak(s), PieceKind::Disc) => Some(s.disc_thickness_mm),
-        _ => None,
-    }
+    Some(board.piece()).filter(|p| p.kind == kind).map(|p| p.thickness_mm)
 }
 
 /// The outer radius of a piece of `kind` on `board`.
 pub fn piece_radius(board: &Board, kind: PieceKind) -> Option<f64> {
-    match (&board.layout, kind) {
-        (Layout::Shuffleboard(s), PieceKind::Weight) => Some(s.weight_diameter_mm / 2.0),
-        (Layout::Washer(w), PieceKind::Washer) => Some(w.washer_outer_diameter_mm / 2.0),
-        (Layout::Sjoelbak(s), PieceKind::Disc) => Some(s.disc_diameter_mm / 2.0),
-        _ => None,
-    }
+    Some(board.piece()).filter(|p| p.kind == kind).map(|p| p.radius_mm)
 }
 
 impl PieceSpec {
