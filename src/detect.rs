@@ -99,13 +99,26 @@ pub const BLUE: ColourClass =
 /// median saturation and value in the same frame, so they follow the light.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PaleClass {
-    pub max_saturation_ratio: f32,
+    /// Least paleness, `value / board's value - saturation / board's saturation`.
+    pub min_paleness: f32,
+    /// Least `value / board's value`.
     pub min_value_ratio: f32,
 }
 
-/// Discs measure 0.3-0.6 of the board's saturation and 1.2-1.5 of its value
-/// over the rendered fixtures' lights; these bounds keep a margin on both.
-pub const DISC: PaleClass = PaleClass { max_saturation_ratio: 0.75, min_value_ratio: 1.08 };
+impl PaleClass {
+    /// Whether a colour is pale against a board of median saturation `s_med` and value `v_med`.
+    pub fn contains(&self, hsv: [f32; 3], s_med: f32, v_med: f32) -> bool {
+        let (s, v) = (hsv[1] / s_med.max(f32::EPSILON), hsv[2] / v_med.max(f32::EPSILON));
+        v >= self.min_value_ratio && v - s >= self.min_paleness
+    }
+}
+
+/// Over the twelve sjoelen fixtures' lights, discs measure 0.33-0.76 of the
+/// board's saturation and 1.14-1.52 of its value, and their paleness (value
+/// ratio minus saturation ratio) is at least 0.37 at the 1st percentile of
+/// their pixels; unlit board wood reaches 0.37 only at its 99.9th (glare goes
+/// far above: it is told from discs by the outline fit, not by colour).
+pub const DISC: PaleClass = PaleClass { min_paleness: 0.3, min_value_ratio: 1.05 };
 
 impl Default for DetectorConfig {
     fn default() -> Self {
@@ -156,6 +169,19 @@ const HOUGH_CANNY_HIGH: f64 = 40.0;
 /// Votes a circle needs, as a fraction of its circumference in cells: a disc
 /// half hidden by a wall or the gate bar still shows more than this.
 const HOUGH_VOTES_FRACTION: f64 = 0.25;
+/// Disc recovery (see [`Detector::recover_discs`]): fits start on a lattice
+/// over a leftover blob this fraction of a radius apart (the fit converges
+/// from about a radius away; the lattice keeps every start within half that).
+const RECOVERY_START_SPACING: f64 = 0.5;
+/// At most this many starts per leftover blob (a glare patch many discs in
+/// area would otherwise cost a fit per lattice point).
+const MAX_RECOVERY_STARTS: usize = 24;
+/// Rounds of recovery: each finds at most one disc (the detections found so
+/// far then hide outline for the next).
+const MAX_RECOVERY_ROUNDS: usize = 4;
+/// Two flat discs' centres are at least a diameter apart; a little less
+/// allows for the fits' error (fraction of a radius).
+const MIN_DISC_SEPARATION: f64 = 1.6;
 /// A leaning washer's pose found by [`Detector::measure_leaner`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LeanerFit {
@@ -245,6 +271,14 @@ pub struct Unexplained {
 pub struct Detections {
     pub pieces: Vec<Detection>,
     pub unexplained: Vec<Unexplained>,
+}
+
+/// Colour left over once the detections are accounted for.
+struct Leftover {
+    centre: BoardPoint,
+    area_mm2: f64,
+    /// The blob's cells' centres, at the grid's height.
+    cells: Vec<BoardPoint>,
 }
 
 /// What the board's pieces look like.
@@ -421,7 +455,7 @@ impl Detector {
             let (s_med, v_med) = median_saturation_value(&on_board);
             let pale = self.cfg.disc;
             for (i, hsv) in self.hsv.iter().enumerate() {
-                if hsv[2] >= pale.min_value_ratio * v_med && hsv[1] <= pale.max_saturation_ratio * s_med {
+                if !hsv[0].is_nan() && pale.contains(*hsv, s_med, v_med) {
                     self.masks[0].put_pixel(i as u32 % cols, i as u32 / cols, Luma([255]));
                 }
             }
@@ -445,6 +479,7 @@ impl Detector {
             // Pale wood on wood under glare makes colour blobs unreliable; a
             // disc's circular edge of known size is not: find circles first.
             self.detect_discs(frame, &mut out);
+            self.recover_discs(frame, &mut out);
             self.account_for_colour(0, None, &mut out);
             return Ok(out);
         }
@@ -462,6 +497,22 @@ impl Detector {
     /// sees it (a piece down a cup or on the ground appears where its line of
     /// sight meets the grid's height).
     fn account_for_colour(&self, class: usize, team: Option<Team>, out: &mut Detections) {
+        let piece_area = std::f64::consts::PI * self.shape.radius_mm.powi(2);
+        for blob in self.leftover_blobs(class, team, out) {
+            out.unexplained.push(Unexplained {
+                kind: self.shape.kind,
+                team,
+                centre: blob.centre,
+                area_mm2: blob.area_mm2,
+                reason: format!("{:.2} pieces' worth of the colour that no piece accounts for", blob.area_mm2 / piece_area),
+            });
+        }
+    }
+
+    /// Blobs of class `class` that no detection of `team` (and no unexplained
+    /// entry) covers, of at least [`UNACCOUNTED_AREA_FRACTION`] of a piece and
+    /// not thin runs.
+    fn leftover_blobs(&self, class: usize, team: Option<Team>, out: &Detections) -> Vec<Leftover> {
         let g = &self.grid;
         let grid_z = self.shape.top_z_mm;
         let covers: Vec<Footprint> = out
@@ -488,20 +539,18 @@ impl Detector {
             }
         }
         let piece_area = std::f64::consts::PI * self.shape.radius_mm.powi(2);
-        for blob in blobs.values() {
-            let area = blob.len() as f64 * g.step * g.step;
-            let thin = minor_spread(blob) * g.step < MIN_BLOB_WIDTH_FRACTION * self.shape.radius_mm / 2.0;
-            if area >= UNACCOUNTED_AREA_FRACTION * piece_area && !thin {
-                let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
-                out.unexplained.push(Unexplained {
-                    kind: self.shape.kind,
-                    team,
-                    centre: g.cell_centre(sx / blob.len() as f64, sy / blob.len() as f64),
-                    area_mm2: area,
-                    reason: format!("{:.2} pieces' worth of the colour that no piece accounts for", area / piece_area),
-                });
-            }
-        }
+        blobs
+            .into_values()
+            .filter_map(|blob| {
+                let area = blob.len() as f64 * g.step * g.step;
+                let thin = minor_spread(&blob) * g.step < MIN_BLOB_WIDTH_FRACTION * self.shape.radius_mm / 2.0;
+                (area >= UNACCOUNTED_AREA_FRACTION * piece_area && !thin).then(|| {
+                    let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+                    let centre = g.cell_centre(sx / blob.len() as f64, sy / blob.len() as f64);
+                    Leftover { centre, area_mm2: area, cells: blob.iter().map(|&(c, r)| g.cell_centre(c, r)).collect() }
+                })
+            })
+            .collect()
     }
 
     fn detect_class(&self, frame: &ColourView, k: usize, team: Option<Team>, out: &mut Detections) {
@@ -604,7 +653,7 @@ impl Detector {
                 imgproc::HOUGH_GRADIENT,
                 1.0,
                 // Two discs' centres are at least a diameter apart, less a little for tilt.
-                1.6 * r_cells,
+                MIN_DISC_SEPARATION * r_cells,
                 HOUGH_CANNY_HIGH,
                 HOUGH_VOTES_FRACTION * std::f64::consts::TAU * r_cells,
                 (r_cells * 0.85).floor() as i32,
@@ -632,6 +681,80 @@ impl Detector {
                 }),
             }
         }
+    }
+
+    /// Discs the circle search missed: a disc against a wall, a partition, the
+    /// gate bar or another disc shows only part of its outline, and glare can
+    /// wash out the rest. Each pale blob no disc accounts for is searched for
+    /// one, from starts spread over the blob, by an outline fit over the probes
+    /// the camera can see (the discs found so far hide outline too); the
+    /// best-supported fit that passes the piece checks and explains enough of
+    /// the blob is kept. Repeated while it finds discs.
+    fn recover_discs(&mut self, frame: &ColourView, out: &mut Detections) {
+        let r = self.shape.radius_mm;
+        let board_only = std::mem::replace(&mut self.solids, World::build(&self.board, &[]));
+        for _ in 0..MAX_RECOVERY_ROUNDS {
+            let specs: Vec<crate::render::scene::PieceSpec> = out
+                .pieces
+                .iter()
+                .enumerate()
+                .map(|(i, d)| crate::render::scene::PieceSpec {
+                    id: crate::piece::PieceId::disc(i as u32 + 1),
+                    kind: d.kind,
+                    x_mm: d.footprint.centre.x_mm,
+                    y_mm: d.footprint.centre.y_mm,
+                    // A disc resting on the surface has its top at its thickness.
+                    z_mm: Some(d.top_z_mm - self.shape.top_z_mm / 2.0),
+                    tilt_deg: 0.0,
+                    tilt_towards_deg: 0.0,
+                })
+                .collect();
+            self.solids = World::build(&self.board, &specs);
+            let mut found = false;
+            for blob in self.leftover_blobs(0, None, out) {
+                let cell_area = self.grid.step * self.grid.step;
+                // Starts: the blob's centre and a lattice over its cells, half a radius apart.
+                let mut starts = vec![blob.centre];
+                for c in &blob.cells {
+                    let snap = |v: f64| (v / (RECOVERY_START_SPACING * r)).round() * RECOVERY_START_SPACING * r;
+                    let s = BoardPoint::new(snap(c.x_mm), snap(c.y_mm));
+                    if !starts.iter().any(|t| t.distance(s) < 1e-6) {
+                        starts.push(s);
+                    }
+                }
+                // The starts whose disc would hold the most of the blob first.
+                let held = |s: &BoardPoint| blob.cells.iter().filter(|c| c.distance(*s) < r).count();
+                starts[1..].sort_by_cached_key(|s| std::cmp::Reverse(held(s)));
+                starts.truncate(MAX_RECOVERY_STARTS);
+                let explains = |d: &Detection| {
+                    let seen = self.along_sight(d.footprint.centre.at_height(d.top_z_mm), self.shape.top_z_mm).unwrap_or(d.footprint.centre);
+                    blob.cells.iter().filter(|c| c.distance(seen) < r).count() as f64 * cell_area
+                };
+                let piece_area = std::f64::consts::PI * r * r;
+                let best = starts
+                    .into_iter()
+                    .filter_map(|s| self.measure(frame, Footprint::new(s, r), None, 0).ok())
+                    .filter(|d| d.doubt.is_none())
+                    .filter(|d| explains(d) >= UNACCOUNTED_AREA_FRACTION * piece_area)
+                    // Two discs at one height cannot overlap; one on a partition can lie over one beside it.
+                    .filter(|d| {
+                        !out.pieces.iter().any(|p| {
+                            p.footprint.centre.distance(d.footprint.centre) < MIN_DISC_SEPARATION * r
+                                && (p.top_z_mm - d.top_z_mm).abs() < self.shape.top_z_mm
+                        })
+                    })
+                    .min_by(|a, b| (a.fit_rms_mm / a.edges_found as f64).total_cmp(&(b.fit_rms_mm / b.edges_found as f64)));
+                if let Some(d) = best {
+                    out.pieces.push(d);
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                break;
+            }
+        }
+        self.solids = board_only;
     }
 
     /// Measures one candidate at the piece's real top height.
