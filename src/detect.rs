@@ -11,7 +11,7 @@
 use crate::board::{Board, Layout};
 use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
-use crate::measure::{fit_circle_visible, ColourView, FitConfig, MeasureError};
+use crate::measure::{fit_circle_scoped, ColourView, FitConfig, MeasureError, ProbeScope};
 use crate::piece::{PieceKind, Team};
 use crate::render::raycast::World;
 use image::{GrayImage, Luma};
@@ -155,10 +155,6 @@ pub const MIN_FILL_FRACTION: f64 = 0.6;
 /// JPEG and noise included); an "outline" found in glare or grain scatters by
 /// several pixels. Above this RMS (in pixels at the piece) it is no piece.
 pub const MAX_FIT_RMS_PX: f64 = 1.5;
-/// A washer whose apparent size puts it more than this below the surface is
-/// down a cup or on the ground: half the 76 mm cup depth, where the size
-/// estimate (good to ~20 mm) cannot confuse the two.
-pub const WASHER_BELOW_SURFACE_MM: f64 = 35.0;
 /// Lines of sight are tested from this far along them (mm): the point itself
 /// lies on a surface that must not count as blocking it.
 pub const RIM_CLEARANCE_MM: f64 = 1.5;
@@ -577,6 +573,8 @@ impl Detector {
             if let Some(hole) = self.hole_opening(blob_centre).filter(|_| thin || pieces < 1.0 - AREA_MISMATCH_FRACTION) {
                 if pieces >= MIN_CUP_AREA_FRACTION {
                     match self.measure_cup(frame, hole, blob_centre, team, k) {
+                        // Colour of one washer seen in two parts (split by its own hole or a neighbour).
+                        Ok(d) if out.pieces.iter().any(|p| p.team == team && same_piece(p, &d, self.shape.radius_mm)) => {}
                         Ok(d) => out.pieces.push(d),
                         Err(e) => out.unexplained.push(Unexplained {
                             kind: self.shape.kind,
@@ -590,6 +588,16 @@ impl Detector {
                 continue;
             }
             if pieces < MIN_PIECE_AREA_FRACTION {
+                continue;
+            }
+            // A washer on the ground beyond the board, partly hidden by the
+            // board's side: only part of it shows, beside the board.
+            if self.board.washer().is_some() && !self.board.surface.contains(blob_centre) && (thin || pieces < 1.0 - AREA_MISMATCH_FRACTION) {
+                match self.measure_ground(frame, blob_centre, team, k) {
+                    Ok(d) if out.pieces.iter().any(|p| p.team == team && same_piece(p, &d, self.shape.radius_mm)) => {}
+                    Ok(d) => out.pieces.push(d),
+                    Err(e) => out.unexplained.push(Unexplained { kind: self.shape.kind, team, centre: blob_centre, area_mm2: area, reason: e.to_string() }),
+                }
                 continue;
             }
             if thin {
@@ -608,6 +616,17 @@ impl Detector {
             for (cc, cr) in centres {
                 let start = Footprint::new(self.grid.cell_centre(cc, cr), self.shape.radius_mm);
                 match self.measure(frame, start, team, k) {
+                    // Two starts in one blob whose fits converge on one piece:
+                    // the blob's area is not explained by the pieces found.
+                    Ok(d) if out.pieces.iter().any(|p| p.team == team && same_piece(p, &d, self.shape.radius_mm)) => {
+                        out.unexplained.push(Unexplained {
+                            kind: self.shape.kind,
+                            team,
+                            centre: start.centre,
+                            area_mm2: area / n as f64,
+                            reason: format!("the colour holds {pieces:.2} pieces' worth, but its fits converge on fewer pieces"),
+                        });
+                    }
                     Ok(d) => {
                         out.pieces.push(d);
                         fitted += 1;
@@ -760,14 +779,16 @@ impl Detector {
     /// Measures one candidate at the piece's real top height.
     fn measure(&self, frame: &ColourView, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let mut z = self.shape.top_z_mm;
-        let mut fit = self.fit(frame, start, z)?;
+        let mut fit = self.fit(frame, start, z, class)?;
         match &self.board.layout {
             // A weight off the surface lies in the gutter, lower by the gutter's
             // depth: measure it again at that height.
             Layout::Shuffleboard(s) => {
                 if !self.board.surface.contains(fit.footprint.centre) {
                     let low = z - s.gutter_depth_mm;
-                    if let Ok(again) = self.fit(frame, fit.footprint, low) {
+                    // The same image outline, one gutter's depth lower.
+                    let start = self.along_sight(fit.footprint.centre.at_height(z), low).unwrap_or(fit.footprint.centre);
+                    if let Ok(again) = self.fit(frame, Footprint::new(start, fit.footprint.radius_mm), low, class) {
                         if !self.board.surface.contains(again.footprint.centre) {
                             (z, fit) = (low, again);
                         }
@@ -775,7 +796,7 @@ impl Detector {
                 }
             }
             Layout::Washer(w) => {
-                (z, fit) = self.washer_height(frame, w, fit)?;
+                (z, fit) = self.washer_height(frame, w, fit, class)?;
             }
             // A disc resting on a partition lies on its top, higher by the
             // partition's height: where the outline overlaps a partition, the
@@ -784,7 +805,8 @@ impl Detector {
                 let half = s.partition_width_mm / 2.0 + self.shape.radius_mm;
                 if s.partitions().iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < half) {
                     let high = crate::render::raycast::SJOEL_PARTITION_HEIGHT_MM + s.disc_thickness_mm;
-                    if let Ok(up) = self.fit(frame, fit.footprint, high) {
+                    let start = self.along_sight(fit.footprint.centre.at_height(z), high).unwrap_or(fit.footprint.centre);
+                    if let Ok(up) = self.fit(frame, Footprint::new(start, fit.footprint.radius_mm), high, class) {
                         let r = self.shape.radius_mm;
                         if (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs() {
                             (z, fit) = (high, up);
@@ -805,7 +827,6 @@ impl Detector {
         team: Option<Team>,
         class: usize,
     ) -> Result<Detection, DetectError> {
-        let visible = |p: BoardPoint3| self.sees(p);
         if fit.rms_mm > MAX_FIT_RMS_PX * fit.mm_per_px {
             return Err(DetectError::NotAPiece {
                 x_mm: fit.footprint.centre.x_mm,
@@ -829,17 +850,9 @@ impl Detector {
             format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, self.shape.radius_mm)
         });
         // The piece is rigid and of known size: its centre is best estimated with the radius held.
-        let held = fit_circle_visible(
-            frame,
-            &self.camera,
-            &self.pose,
-            Footprint::new(fit.footprint.centre, self.shape.radius_mm),
-            z,
-            true,
-            &FitConfig { passes: 1, ..self.cfg.fit },
-            &visible,
-        )
-        .unwrap_or(fit.clone());
+        let held = self
+            .fit_with(frame, Footprint::new(fit.footprint.centre, self.shape.radius_mm), z, true, &FitConfig { passes: 1, ..self.cfg.fit }, class)
+            .unwrap_or(fit.clone());
         Ok(Detection {
             kind: self.shape.kind,
             team,
@@ -859,14 +872,18 @@ impl Detector {
 impl Detector {
     /// Finds a washer's real height from its outline's apparent size: an outline
     /// fitted at an assumed height comes out scaled by the ratio of the two
-    /// heights' distances from the camera. The height is then snapped to where a
-    /// washer can rest: on the surface, or flat in a cup (on the bottom or on
-    /// washers there); off the board it is wherever the ground is.
+    /// heights' distances from the camera. The washer rests at one of the
+    /// heights where a washer can rest and be seen there: on the surface; flat
+    /// in a cup (on the bottom, or on washers there) if that line of sight
+    /// meets a cup's floor; on the ground the board stands on if it meets the
+    /// ground beside the board (not under it). Of those, the one nearest the
+    /// size's estimate is taken.
     fn washer_height(
         &self,
         frame: &ColourView,
         w: &crate::board::WasherBoard,
         first: crate::measure::CircleFit,
+        class: usize,
     ) -> Result<(f64, crate::measure::CircleFit), DetectError> {
         let r = self.shape.radius_mm;
         let cam_z = self.pose.centre().z_mm;
@@ -875,25 +892,28 @@ impl Detector {
         // edges make it good to ~1 % of the camera height, which tells the
         // surface from a cup bottom 76 mm lower but is no measurement of height.
         let z_est = cam_z - (cam_z - surface_top) * r / first.footprint.radius_mm;
-        if z_est > -WASHER_BELOW_SURFACE_MM {
-            return Ok((surface_top, first));
-        }
-        // Down in a cup: flat on the bottom (a washer on another one lies 3.2 mm
-        // higher, a parallax of about a millimetre at the cup's centre, which no
-        // call depends on).
+        let seen = first.footprint.centre.at_height(surface_top);
+        // A washer on another one in a cup lies 3.2 mm higher than on the
+        // bottom, a parallax of about a millimetre at the cup's centre, which
+        // no call depends on.
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
-        let at_bottom = self.along_sight(first.footprint.centre.at_height(surface_top), bottom_top);
-        if let Some(c) = at_bottom {
-            if let Some(hole) = self.hole_under(c, w) {
-                return Ok((bottom_top, self.cup_search(frame, w, hole, c)?));
-            }
-        }
-        // Off the board, on the ground the board stands on.
+        let in_cup = self.along_sight(seen, bottom_top).and_then(|c| self.hole_under(c, w).map(|hole| (hole, c)));
         let ground_top = -w.stand_height_mm + w.washer_thickness_mm;
-        let start = self.along_sight(first.footprint.centre.at_height(surface_top), ground_top).unwrap_or(first.footprint.centre);
-        let fit = self.fit(frame, Footprint::new(start, r), ground_top).unwrap_or(first);
-        let z = ground_top;
-        Ok((z, fit))
+        let on_ground = self.along_sight(seen, ground_top).filter(|c| !self.board.surface.contains(*c));
+        enum Rest {
+            Surface,
+            Cup(usize, BoardPoint),
+            Ground(BoardPoint),
+        }
+        let mut rests = vec![(surface_top, Rest::Surface)];
+        rests.extend(in_cup.map(|(hole, c)| (bottom_top, Rest::Cup(hole, c))));
+        rests.extend(on_ground.map(|c| (ground_top, Rest::Ground(c))));
+        let nearest = rests.into_iter().min_by(|a, b| (a.0 - z_est).abs().total_cmp(&(b.0 - z_est).abs()));
+        match nearest.map(|(_, rest)| rest) {
+            Some(Rest::Cup(hole, c)) => Ok((bottom_top, self.cup_search(frame, w, hole, c, class)?)),
+            Some(Rest::Ground(c)) => Ok((ground_top, self.fit(frame, Footprint::new(c, r), ground_top, class).unwrap_or(first))),
+            Some(Rest::Surface) | None => Ok((surface_top, first)),
+        }
     }
 
     /// Finds a washer lying flat on the floor of hole `hole`'s cup, starting near
@@ -907,6 +927,7 @@ impl Detector {
         w: &crate::board::WasherBoard,
         hole: usize,
         near: BoardPoint,
+        class: usize,
     ) -> Result<crate::measure::CircleFit, DetectError> {
         let r = self.shape.radius_mm;
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
@@ -919,7 +940,7 @@ impl Detector {
         }
         starts
             .into_iter()
-            .filter_map(|s| self.fit(frame, Footprint::new(s, r), bottom_top).ok())
+            .filter_map(|s| self.fit(frame, Footprint::new(s, r), bottom_top, class).ok())
             .filter(|f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
             .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
             .ok_or_else(|| DetectError::NotAPiece {
@@ -929,12 +950,41 @@ impl Detector {
             })
     }
 
+    /// A washer on the ground beside a washer board seen only in part (the
+    /// board's side hides the rest), from colour seen near `near` at the grid's
+    /// height: fits on the ground from a ring of starts round where that line
+    /// of sight meets the ground, over the probes the camera can see; the
+    /// best-supported fit that lies clear of the board is kept.
+    fn measure_ground(&self, frame: &ColourView, near: BoardPoint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
+        let w = self.board.washer().expect("the ground is measured on washer boards");
+        let r = self.shape.radius_mm;
+        let ground_top = -w.stand_height_mm + w.washer_thickness_mm;
+        let centre = self.along_sight(near.at_height(self.shape.top_z_mm), ground_top).unwrap_or(near);
+        let mut starts = vec![centre];
+        for k in 0..CUP_START_ANGLES {
+            let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
+            starts.push(BoardPoint::new(centre.x_mm + 0.5 * r * t.cos(), centre.y_mm + 0.5 * r * t.sin()));
+        }
+        // Clear of the board: the footprint's centre lies beyond the surface's edge.
+        let fit = starts
+            .into_iter()
+            .filter_map(|s| self.fit(frame, Footprint::new(s, r), ground_top, class).ok())
+            .filter(|f| !self.board.surface.contains(f.footprint.centre))
+            .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
+            .ok_or_else(|| DetectError::NotAPiece {
+                x_mm: near.x_mm,
+                y_mm: near.y_mm,
+                reason: "washer colour beside the board, but no washer outline fits on the ground there".to_string(),
+            })?;
+        self.finish(frame, fit, ground_top, team, class)
+    }
+
     /// A washer seen only through hole `hole`'s opening: measured on the cup floor.
     fn measure_cup(&self, frame: &ColourView, hole: usize, near: BoardPoint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let w = self.board.washer().expect("holes are on washer boards");
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
         let start = self.along_sight(near.at_height(self.shape.top_z_mm), bottom_top).unwrap_or(near);
-        let fit = self.cup_search(frame, w, hole, start)?;
+        let fit = self.cup_search(frame, w, hole, start, class)?;
         self.finish(frame, fit, bottom_top, team, class)
     }
 
@@ -1050,9 +1100,27 @@ impl Detector {
         w.holes.iter().position(|h| p.distance(h.centre()) < h.radius())
     }
 
-    /// A free-radius outline fit at height `z` over the probes the camera can see.
-    fn fit(&self, frame: &ColourView, start: Footprint, z: f64) -> Result<crate::measure::CircleFit, MeasureError> {
-        fit_circle_visible(frame, &self.camera, &self.pose, start, z, false, &self.cfg.fit, &|p| self.sees(p))
+    /// A free-radius outline fit at height `z` of a piece of colour class `class`.
+    fn fit(&self, frame: &ColourView, start: Footprint, z: f64, class: usize) -> Result<crate::measure::CircleFit, MeasureError> {
+        self.fit_with(frame, start, z, false, &self.cfg.fit, class)
+    }
+
+    /// An outline fit over the probes the camera can see, on edges with the
+    /// piece's colour inside: a team's colour for weights and washers (discs
+    /// are told by their outline alone).
+    fn fit_with(
+        &self,
+        frame: &ColourView,
+        start: Footprint,
+        z: f64,
+        fixed_radius: bool,
+        cfg: &FitConfig,
+        class: usize,
+    ) -> Result<crate::measure::CircleFit, MeasureError> {
+        let colour = (self.shape.kind != PieceKind::Disc).then(|| self.cfg.teams[class].colour);
+        let inside = |bgr: [f32; 3]| colour.is_none_or(|c| c.contains(bgr_to_hsv(bgr)));
+        let visible = |p: BoardPoint3| self.sees(p);
+        fit_circle_scoped(frame, &self.camera, &self.pose, start, z, fixed_radius, cfg, &ProbeScope { visible: &visible, inside: &inside })
     }
 
     /// Whether the camera's line of sight to a point is clear of the board's
@@ -1089,6 +1157,21 @@ impl Detector {
         if inside == 0 { 0.0 } else { hit as f64 / inside as f64 }
     }
 }
+
+/// Whether two detections are one piece found twice: centres closer than a
+/// fraction of a radius at about one height (two flat pieces cannot overlap so
+/// far; a washer on another in a cup lies 3.2 mm higher, and is told from it
+/// only by its colour).
+fn same_piece(a: &Detection, b: &Detection, radius_mm: f64) -> bool {
+    a.footprint.centre.distance(b.footprint.centre) < SAME_PIECE_FRACTION * radius_mm && (a.top_z_mm - b.top_z_mm).abs() < SAME_PIECE_HEIGHT_MM
+}
+
+/// Centres closer than this fraction of a radius are one piece (two fits of
+/// one outline agree to a millimetre or two; two flat pieces side by side are
+/// a diameter apart).
+const SAME_PIECE_FRACTION: f64 = 0.25;
+/// Fits of one piece at heights closer than this (mm) are at one height.
+const SAME_PIECE_HEIGHT_MM: f64 = 1.0;
 
 /// A morphological opening with a disc of radius `k` cells, in place (OpenCV's
 /// vectorised morphology: a separable square would open diagonal stripes less).

@@ -33,6 +33,10 @@ pub const MIN_INLIER_FRACTION: f64 = 0.5;
 /// Line-of-sight checks along one probe (plus its far end).
 const VISIBILITY_CHECKS: usize = 8;
 
+/// How far inside an edge (pixels) its inside colour is taken: past the
+/// edge's blur (about a pixel) and the JPEG fringe beside it.
+const INSIDE_CHECK_PX: f64 = 1.5;
+
 /// Fewest edge points a fit is made from: an arc of a dozen points spread over
 /// a visible part of the outline still fixes a centre when the radius is known.
 pub const MIN_EDGE_POINTS: usize = 12;
@@ -155,13 +159,29 @@ pub fn fit_circle(
     fixed_radius: bool,
     cfg: &FitConfig,
 ) -> Result<CircleFit, MeasureError> {
-    fit_circle_visible(image, camera, pose, start, height_mm, fixed_radius, cfg, &|_| true)
+    fit_circle_scoped(image, camera, pose, start, height_mm, fixed_radius, cfg, &ProbeScope::ALL)
 }
 
-/// [`fit_circle`] where only probes whose every point satisfies `visible` count:
-/// the camera's line of sight to a washer in a cup is cut by the hole's rim.
+/// Which probes and edges an outline fit uses.
+#[derive(Clone, Copy)]
+pub struct ProbeScope<'a> {
+    /// Every point of a probe must satisfy this (the camera's line of sight to
+    /// it is clear: a washer in a cup is partly hidden by the hole's rim).
+    pub visible: &'a dyn Fn(BoardPoint3) -> bool,
+    /// The colour just inside an edge (BGR, as sampled) must satisfy this: the
+    /// piece's own colour, so that where a piece of another team lies over it
+    /// (two washers in one cup) the other's outline is not taken for its own.
+    pub inside: &'a dyn Fn([f32; 3]) -> bool,
+}
+
+impl ProbeScope<'static> {
+    /// Every probe, every edge.
+    pub const ALL: ProbeScope<'static> = ProbeScope { visible: &|_| true, inside: &|_| true };
+}
+
+/// [`fit_circle`] over the probes and edges `scope` admits.
 #[allow(clippy::too_many_arguments)]
-pub fn fit_circle_visible(
+pub fn fit_circle_scoped(
     image: &ColourView,
     camera: &Camera,
     pose: &CameraPose,
@@ -169,13 +189,13 @@ pub fn fit_circle_visible(
     height_mm: f64,
     fixed_radius: bool,
     cfg: &FitConfig,
-    visible: &dyn Fn(BoardPoint3) -> bool,
+    scope: &ProbeScope,
 ) -> Result<CircleFit, MeasureError> {
     let mut centre = start.centre;
     let mut radius = start.radius_mm;
     let mut last = None;
     for _ in 0..cfg.passes.max(1) {
-        let (edges, seen, mm_per_px) = probe_edges(image, camera, pose, centre, start.radius_mm, height_mm, cfg, visible);
+        let (edges, seen, mm_per_px) = probe_edges(image, camera, pose, centre, start.radius_mm, height_mm, cfg, scope);
         // Edges are required on a share of the probes the camera can see at all.
         let min_found = ((seen as f64 * MIN_INLIER_FRACTION).ceil() as usize).max(MIN_EDGE_POINTS);
         if edges.len() < min_found {
@@ -233,7 +253,7 @@ fn probe_edges(
     radius: f64,
     height: f64,
     cfg: &FitConfig,
-    visible: &dyn Fn(BoardPoint3) -> bool,
+    scope: &ProbeScope,
 ) -> (Vec<EdgePoint>, usize, f64) {
     let scale = px_per_mm(camera, pose, centre.at_height(height)).unwrap_or(1.0).max(1e-3);
     let step_mm = cfg.step_px / scale;
@@ -253,7 +273,7 @@ fn probe_edges(
             let p = BoardPoint3::new(centre.x_mm + r * c, centre.y_mm + r * s, height);
             // Occluders (a rim, a wall) are far larger than the probe's
             // spacing: a handful of checks along it finds them.
-            if (i % visibility_stride == 0 || i == n) && !visible(p) {
+            if (i % visibility_stride == 0 || i == n) && !(scope.visible)(p) {
                 ok = false;
                 break;
             }
@@ -270,6 +290,10 @@ fn probe_edges(
         }
         seen += 1;
         if let Some((t, contrast)) = edge_crossing(&profile) {
+            let inside = (t - INSIDE_CHECK_PX / cfg.step_px).round().max(0.0) as usize;
+            if !(scope.inside)(profile[inside.min(profile.len() - 1)]) {
+                continue;
+            }
             let r = r0 + (r1 - r0) * t / n as f64;
             edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
         }
