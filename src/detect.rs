@@ -196,9 +196,10 @@ const LEANER_TILTS: usize = 5;
 const LEANER_TILT_MIN_DEG: f64 = 15.0;
 const LEANER_TILT_MAX_DEG: f64 = 35.0;
 const LEANER_REACHES: usize = 6;
-/// A leaner's centre stays at least this far inside the rim (mm), or it would
-/// lie on the board rather than lean into the hole.
-const LEANER_RIM_CLEARANCE_MM: f64 = 4.0;
+/// A leaner's centre lies inside the rim (over the hole, or it would lie on
+/// the board rather than tip in); a washer propped on the rim has it barely
+/// inside. This much (mm) keeps the posed underside off the rim's edge.
+const LEANER_RIM_CLEARANCE_MM: f64 = 1.0;
 /// Points round the outline, and how far inside / outside it each is sampled.
 const LEANER_OUTLINE_POINTS: usize = 36;
 /// The fine search's steps each way from the coarse best (a fifth of a coarse step each).
