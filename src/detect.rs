@@ -227,6 +227,21 @@ const CUP_START_ANGLES: usize = 8;
 /// A cup washer's fitted centre may lie this far (mm) beyond where the cup's
 /// wall would stop it: the fit's own error on a half-hidden outline.
 const CUP_REACH_SLACK_MM: f64 = 3.0;
+/// The cup-floor colour template ([`Detector::cup_template`]): ring and
+/// outside points at this many angles, set this far (mm) in from the ring's
+/// edges (clear of the edges' blur at the floor's ~2 mm pixels).
+const CUP_TEMPLATE_ANGLES: usize = 36;
+const CUP_TEMPLATE_INSET_MM: f64 = 2.5;
+/// At least this fraction of the ring's points must show the team's colour:
+/// a washer a rim hides but for a sliver is not placed by colour.
+const CUP_TEMPLATE_MIN_HITS: f64 = 0.15;
+/// Of the ring's points in view, at least this fraction must show the team's
+/// colour: a washer flat on the floor matches 88-100 % in the fixtures, while
+/// a leaner's colour seen through the opening matches 40 % at its best.
+const CUP_TEMPLATE_MIN_MATCH: f64 = 0.8;
+/// Standard uncertainty (mm) of a washer placed by the template: the lattice
+/// (1 mm) and a ring point's spacing round a partly hidden outline.
+const CUP_TEMPLATE_SIGMA_MM: f64 = 2.0;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
 pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
@@ -251,6 +266,25 @@ pub struct Detection {
     /// Why this detection should be checked by a person, if it should.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doubt: Option<String>,
+    /// What placed it.
+    #[serde(default)]
+    pub measured_by: MeasuredBy,
+}
+
+/// What a detection's position was measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeasuredBy {
+    /// Its outline's edges, fitted to sub-pixel precision.
+    #[default]
+    Outline,
+    /// A washer on a cup's floor, by the team's colour seen there (its
+    /// outline hidden by the rim or a washer over it).
+    FloorColour,
+    /// A leaning washer, by the leaning pose that explains its colour.
+    LeaningPose,
+    /// Seen only by the learned hole-state model: placed at the hole's centre.
+    HoleModel,
 }
 
 /// Something of a piece's colour that is not explained as pieces.
@@ -866,6 +900,8 @@ impl Detector {
             probes: held.probes,
             mm_per_px: held.mm_per_px,
             doubt,
+            // A cup-floor colour placement has no edges; a held fit that found its outline refines it.
+            measured_by: if held.probes == 0 { MeasuredBy::FloorColour } else { MeasuredBy::Outline },
         })
     }
 }
@@ -944,11 +980,121 @@ impl Detector {
             .filter_map(|s| self.fit(frame, Footprint::new(s, r), bottom_top, class).ok())
             .filter(|f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
             .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
+            .or_else(|| self.cup_template(frame, w, hole, class))
             .ok_or_else(|| DetectError::NotAPiece {
                 x_mm: near.x_mm,
                 y_mm: near.y_mm,
-                reason: format!("washer colour down hole {hole}, but no washer outline fits on the cup's floor"),
+                reason: format!("washer colour down hole {hole}, but no washer fits it on the cup's floor"),
             })
+    }
+
+    /// Places a washer of `team` that lies flat on hole `hole`'s floor by the
+    /// team's colour there (see [`Detector::cup_template`]): its centre and
+    /// standard uncertainty, or `None` where too little of it shows.
+    pub fn place_on_cup_floor(&self, frame: &ColourView, hole: usize, team: Team) -> Option<(BoardPoint, f64)> {
+        let w = self.board.washer()?;
+        let class = self.cfg.teams.iter().position(|t| t.team == team)?;
+        let fit = self.cup_template(frame, w, hole, class)?;
+        Some((fit.footprint.centre, fit.centre_sigma_mm))
+    }
+
+    /// A washer on a cup's floor whose outline the rim (or a washer over it)
+    /// hides too much to fit: placed where the washer's ring best covers the
+    /// team's colour seen on the floor and its surroundings show none. The cup
+    /// floor is sampled once on a millimetre lattice (line of sight and
+    /// colour); every centre the cup allows is scored by the points of its
+    /// ring in view that have the team's colour, less those that have not,
+    /// less the team-coloured points in view just outside it. The position is good to about the lattice and the ring's width,
+    /// which [`CUP_TEMPLATE_SIGMA_MM`] states.
+    fn cup_template(&self, frame: &ColourView, w: &crate::board::WasherBoard, hole: usize, class: usize) -> Option<crate::measure::CircleFit> {
+        let colour = self.cfg.teams.get(class)?.colour;
+        let (r, r_in) = (self.shape.radius_mm, w.washer_inner_diameter_mm / 2.0);
+        let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
+        let h = w.holes[hole];
+        let reach = (h.radius() - r).max(0.0);
+        // The floor lattice, 1 mm cells over the hole: true = the team's colour
+        // in view, false = in view and not, None = hidden (by the rim, or by
+        // another team's washer over it).
+        let half = h.radius().ceil() as i32 + 1;
+        let side = (2 * half + 1) as usize;
+        let floor: Vec<Option<bool>> = (0..side * side)
+            .map(|i| {
+                let (dx, dy) = ((i % side) as i32 - half, (i / side) as i32 - half);
+                let p = BoardPoint3::new(h.x_mm + dx as f64, h.y_mm + dy as f64, bottom_top);
+                if (dx as f64).hypot(dy as f64) > h.radius() || !self.sees(p) {
+                    return None;
+                }
+                let px = self.pose.project(&self.camera, p)?;
+                let hsv = bgr_to_hsv(frame.sample(px)?);
+                // Another team's washer over this one hides it there.
+                let other = self.cfg.teams.iter().enumerate().any(|(k, t)| k != class && t.colour.contains(hsv));
+                (!other).then(|| colour.contains(hsv))
+            })
+            .collect();
+        let at = |x: f64, y: f64| -> Option<bool> {
+            let (dx, dy) = ((x - h.x_mm).round() as i32, (y - h.y_mm).round() as i32);
+            if dx.abs() > half || dy.abs() > half {
+                return None;
+            }
+            floor[((dy + half) as usize) * side + (dx + half) as usize]
+        };
+        // Ring points (on the washer, between its hole and its edge) and points
+        // just outside its edge, as offsets from its centre.
+        let ring: Vec<(f64, f64)> = (0..CUP_TEMPLATE_ANGLES)
+            .flat_map(|k| {
+                let t = std::f64::consts::TAU * k as f64 / CUP_TEMPLATE_ANGLES as f64;
+                [r_in + CUP_TEMPLATE_INSET_MM, (r_in + r) / 2.0, r - CUP_TEMPLATE_INSET_MM].map(|rho| (rho * t.cos(), rho * t.sin()))
+            })
+            .collect();
+        let outside: Vec<(f64, f64)> = (0..CUP_TEMPLATE_ANGLES)
+            .map(|k| {
+                let t = std::f64::consts::TAU * k as f64 / CUP_TEMPLATE_ANGLES as f64;
+                ((r + CUP_TEMPLATE_INSET_MM) * t.cos(), (r + CUP_TEMPLATE_INSET_MM) * t.sin())
+            })
+            .collect();
+        // Every centre of the best score; their mean is the answer (a ring half
+        // hidden scores the same over a small patch of centres).
+        let mut best: Option<(i32, Vec<(usize, usize, BoardPoint)>)> = None;
+        let n = reach.floor() as i32;
+        for dy in -n..=n {
+            for dx in -n..=n {
+                if (dx as f64).hypot(dy as f64) > reach {
+                    continue;
+                }
+                let c = BoardPoint::new(h.x_mm + dx as f64, h.y_mm + dy as f64);
+                let seen: Vec<Option<bool>> = ring.iter().map(|o| at(c.x_mm + o.0, c.y_mm + o.1)).collect();
+                let hits = seen.iter().filter(|v| **v == Some(true)).count();
+                let misses = seen.iter().filter(|v| **v == Some(false)).count();
+                let stray = outside.iter().filter(|o| at(c.x_mm + o.0, c.y_mm + o.1) == Some(true)).count();
+                let score = hits as i32 - misses as i32 - stray as i32;
+                match &mut best {
+                    Some((s, at)) if *s == score => at.push((hits, misses, c)),
+                    Some((s, _)) if *s > score => {}
+                    _ => best = Some((score, vec![(hits, misses, c)])),
+                }
+            }
+        }
+        let (_, tied) = best?;
+        let hits = tied.iter().map(|t| t.0).min()?;
+        let misses = tied.iter().map(|t| t.1).max()?;
+        let centre = BoardPoint::new(
+            tied.iter().map(|t| t.2.x_mm).sum::<f64>() / tied.len() as f64,
+            tied.iter().map(|t| t.2.y_mm).sum::<f64>() / tied.len() as f64,
+        );
+        if (hits as f64) < CUP_TEMPLATE_MIN_HITS * ring.len() as f64 || (hits as f64) < CUP_TEMPLATE_MIN_MATCH * (hits + misses) as f64 {
+            return None;
+        }
+        let mm_per_px = crate::measure::px_per_mm(&self.camera, &self.pose, centre.at_height(bottom_top)).map_or(f64::NAN, |s| 1.0 / s);
+        Some(crate::measure::CircleFit {
+            footprint: Footprint::new(centre, r),
+            height_mm: bottom_top,
+            rms_mm: 0.0,
+            centre_sigma_mm: CUP_TEMPLATE_SIGMA_MM,
+            inliers: 0,
+            probes: 0,
+            mm_per_px,
+            edges: Vec::new(),
+        })
     }
 
     /// A washer on the ground beside a washer board seen only in part (the

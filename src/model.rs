@@ -381,6 +381,7 @@ fn model_only(team: Team, at: BoardPoint, r: f64, top_z: f64, tilt: f64, sigma: 
         probes: 0,
         mm_per_px: 0.0,
         doubt: Some(format!("seen by the hole model only ({what}, p = {p:.2}); its outline was not measured")),
+        measured_by: crate::detect::MeasuredBy::HoleModel,
     }
 }
 
@@ -410,6 +411,7 @@ mod tests {
             probes: 64,
             mm_per_px: 1.5,
             doubt: None,
+            measured_by: crate::detect::MeasuredBy::Outline,
         }
     }
 

@@ -771,6 +771,8 @@ mod tests {
             team: Some(crate::piece::Team::Red),
             x_mm: fp.centre.x_mm,
             y_mm: fp.centre.y_mm,
+            top_z_mm: board.piece().thickness_mm,
+            tilt_deg: 0.0,
             call,
             value,
             place: None,

@@ -3,7 +3,7 @@
 
 use crate::board::{Board, Layout};
 use crate::calls::{self, Boundary, FoulLine};
-use crate::detect::{DetectError, Detections, Detector, DetectorConfig};
+use crate::detect::{DetectError, Detections, Detector, DetectorConfig, MeasuredBy};
 use crate::measure::ColourView;
 use crate::geom::Footprint;
 use crate::piece::{PieceId, PieceKind, Team};
@@ -34,6 +34,10 @@ pub struct PieceReport {
     pub team: Option<Team>,
     pub x_mm: f64,
     pub y_mm: f64,
+    /// The height of its top face as measured (on the surface, in a gutter or
+    /// cup, on the ground, on a partition), and its tilt (a leaner).
+    pub top_z_mm: f64,
+    pub tilt_deg: f64,
     /// The call's name: `off short zone1 zone2 zone3 hanger corner_hanger` (shuffleboard),
     /// `in leaner on_board off` (washers), `compartment none` (sjoelen).
     pub call: String,
@@ -81,6 +85,8 @@ pub fn call_detections(board: &Board, detections: &Detections, foul: FoulLine, p
             team: d.team,
             x_mm: fp.centre.x_mm,
             y_mm: fp.centre.y_mm,
+            top_z_mm: d.top_z_mm,
+            tilt_deg: d.tilt_deg,
             call,
             value,
             place,
@@ -269,6 +275,7 @@ pub fn detect_pieces(
         let states = crate::model::HoleClassifier::embedded()?.classify(view, camera, pose, board)?;
         crate::model::refine_washers(board, &states, &mut detections);
         place_leaners(&det, view, board, &mut detections);
+        place_cup_washers(&det, view, board, &mut detections);
     }
     Ok(detections)
 }
@@ -292,6 +299,23 @@ fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &
             d.footprint = Footprint::new(fit.centre.on_plane(), d.footprint.radius_mm);
             d.top_z_mm = fit.centre.z_mm + w.washer_thickness_mm / 2.0;
             d.tilt_deg = fit.tilt_deg;
+            d.measured_by = MeasuredBy::LeaningPose;
+        }
+    }
+}
+
+/// Washers the hole model alone saw flat in a cup (placed at the hole's
+/// centre) are placed by their colour on the cup's floor where enough shows.
+fn place_cup_washers(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
+    let Some(w) = board.washer() else { return };
+    for d in detections.pieces.iter_mut().filter(|d| d.measured_by == MeasuredBy::HoleModel && d.tilt_deg.abs() <= 1.0) {
+        let (Some(team), Some(hole)) = (d.team, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())) else {
+            continue;
+        };
+        if let Some((centre, sigma)) = det.place_on_cup_floor(view, hole, team) {
+            d.footprint = Footprint::new(centre, d.footprint.radius_mm);
+            d.sigma_mm = sigma;
+            d.measured_by = MeasuredBy::FloorColour;
         }
     }
 }
@@ -321,9 +345,9 @@ pub fn annotate(
     use opencv::imgproc;
     let cv = |context: &str, e: opencv::Error| crate::frame::FrameError::OpenCv { context: context.into(), source: e };
     let mut img = frame.image().clone();
-    let piece = board.piece();
-    let (top, radius) = (piece.thickness_mm, piece.radius_mm);
+    let radius = board.piece().radius_mm;
     for p in &report.pieces {
+        let top = p.top_z_mm;
         // Green: a clear call; amber: flagged for review. Both survive a projector.
         let colour = if p.review { Scalar::new(0.0, 190.0, 255.0, 0.0) } else { Scalar::new(60.0, 220.0, 60.0, 0.0) };
         let outline: Vector<Point> = (0..72)

@@ -198,6 +198,8 @@ pub fn as_reports(truth: &[PieceTruth]) -> Vec<crate::score::PieceReport> {
             team: p.team,
             x_mm: p.footprint.centre.x_mm,
             y_mm: p.footprint.centre.y_mm,
+            top_z_mm: p.pose.top_z_mm,
+            tilt_deg: p.pose.tilt_deg,
             call: p.call.name().to_string(),
             value: p.value,
             place,
