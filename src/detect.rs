@@ -178,6 +178,15 @@ const MAX_RECOVERY_ROUNDS: usize = 4;
 /// Two flat discs' centres are at least a diameter apart; a little less
 /// allows for the fits' error (fraction of a radius).
 const MIN_DISC_SEPARATION: f64 = 1.6;
+/// A leaner found only by its pose (neither a flat outline nor a ring on the
+/// cup's floor explained the colour) must explain the colour nearly
+/// perfectly: the fixtures' leaners score 1.0 (the score is the mean of
+/// inside-minus-outside team colour round its outline, -1..1).
+const FALLBACK_LEANER_MIN_SCORE: f64 = 0.9;
+/// Standard uncertainty (mm) of a leaner's centre from the pose search: the
+/// fixtures' leaners are placed within 1-3.2 mm (its fine steps are 2 degrees
+/// of azimuth and a few mm of reach).
+pub const LEANER_POSE_SIGMA_MM: f64 = 2.0;
 /// A leaning washer's pose found by [`Detector::measure_leaner`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LeanerFit {
@@ -611,13 +620,16 @@ impl Detector {
                         // Colour of one washer seen in two parts (split by its own hole or a neighbour).
                         Ok(d) if out.pieces.iter().any(|p| p.team == team && same_piece(p, &d, self.shape.radius_mm)) => {}
                         Ok(d) => out.pieces.push(d),
-                        Err(e) => out.unexplained.push(Unexplained {
-                            kind: self.shape.kind,
-                            team,
-                            centre: blob_centre,
-                            area_mm2: area,
-                            reason: e.to_string(),
-                        }),
+                        Err(e) => match self.in_hole_instead(frame, blob_centre, team, k) {
+                            Some(d) => out.pieces.push(d),
+                            None => out.unexplained.push(Unexplained {
+                                kind: self.shape.kind,
+                                team,
+                                centre: blob_centre,
+                                area_mm2: area,
+                                reason: e.to_string(),
+                            }),
+                        },
                     }
                 }
                 continue;
@@ -663,6 +675,10 @@ impl Detector {
                         });
                     }
                     Ok(d) => {
+                        out.pieces.push(d);
+                        fitted += 1;
+                    }
+                    Err(_) if let Some(d) = self.in_hole_instead(frame, start.centre, team, k) => {
                         out.pieces.push(d);
                         fitted += 1;
                     }
@@ -1242,6 +1258,35 @@ impl Detector {
         best.filter(|b| b.score >= LEANER_MIN_SCORE)
     }
 
+    /// Team colour in a hole's opening that no flat washer's outline explains:
+    /// a washer on the cup's floor whose ring the colour matches, or else one
+    /// leaning on the rim, where a leaning pose explains the colour nearly
+    /// perfectly.
+    fn in_hole_instead(&self, frame: &ColourView, seen: BoardPoint, team: Option<Team>, class: usize) -> Option<Detection> {
+        let hole = self.hole_opening(seen)?;
+        let w = self.board.washer()?;
+        if let Some(fit) = self.cup_template(frame, w, hole, class) {
+            return self.finish(frame, fit, -w.cup_depth_mm + w.washer_thickness_mm, team, class).ok();
+        }
+        let lean = self.measure_leaner(frame, hole, team?).filter(|l| l.score >= FALLBACK_LEANER_MIN_SCORE)?;
+        let th = self.board.washer().map_or(0.0, |w| w.washer_thickness_mm);
+        let mm_per_px = crate::measure::px_per_mm(&self.camera, &self.pose, lean.centre).map_or(f64::NAN, |s| 1.0 / s);
+        Some(Detection {
+            kind: self.shape.kind,
+            team,
+            footprint: Footprint::new(lean.centre.on_plane(), self.shape.radius_mm),
+            top_z_mm: lean.centre.z_mm + th / 2.0,
+            tilt_deg: lean.tilt_deg,
+            sigma_mm: LEANER_POSE_SIGMA_MM,
+            fit_rms_mm: f64::NAN,
+            edges_found: 0,
+            probes: 0,
+            mm_per_px,
+            doubt: None,
+            measured_by: MeasuredBy::LeaningPose,
+        })
+    }
+
     /// The hole whose rim encloses a point, if any.
     fn hole_under(&self, p: BoardPoint, w: &crate::board::WasherBoard) -> Option<usize> {
         w.holes.iter().position(|h| p.distance(h.centre()) < h.radius())
@@ -1309,7 +1354,7 @@ impl Detector {
 /// fraction of a radius at about one height (two flat pieces cannot overlap so
 /// far; a washer on another in a cup lies 3.2 mm higher, and is told from it
 /// only by its colour).
-fn same_piece(a: &Detection, b: &Detection, radius_mm: f64) -> bool {
+pub fn same_piece(a: &Detection, b: &Detection, radius_mm: f64) -> bool {
     a.footprint.centre.distance(b.footprint.centre) < SAME_PIECE_FRACTION * radius_mm && (a.top_z_mm - b.top_z_mm).abs() < SAME_PIECE_HEIGHT_MM
 }
 

@@ -276,6 +276,16 @@ pub fn detect_pieces(
         crate::model::refine_washers(board, &states, &mut detections);
         place_leaners(&det, view, board, &mut detections);
         place_cup_washers(&det, view, board, &mut detections);
+        // Two parts of one piece's colour, measured apart and placed by one
+        // pose (a leaner's part above the surface and its part in the hole): one piece.
+        let r = board.piece().radius_mm;
+        let mut kept: Vec<crate::detect::Detection> = Vec::with_capacity(detections.pieces.len());
+        for d in detections.pieces.drain(..) {
+            if !kept.iter().any(|k| k.team == d.team && crate::detect::same_piece(k, &d, r)) {
+                kept.push(d);
+            }
+        }
+        detections.pieces = kept;
     }
     Ok(detections)
 }
