@@ -773,6 +773,7 @@ mod tests {
             y_mm: fp.centre.y_mm,
             top_z_mm: board.piece().thickness_mm,
             tilt_deg: 0.0,
+            measured_by: Default::default(),
             call,
             value,
             place: None,

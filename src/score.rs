@@ -38,6 +38,10 @@ pub struct PieceReport {
     /// cup, on the ground, on a partition), and its tilt (a leaner).
     pub top_z_mm: f64,
     pub tilt_deg: f64,
+    /// What its position was measured from (its outline; a washer's colour on
+    /// a cup's floor; a leaning pose; the hole model alone).
+    #[serde(default)]
+    pub measured_by: MeasuredBy,
     /// The call's name: `off short zone1 zone2 zone3 hanger corner_hanger` (shuffleboard),
     /// `in leaner on_board off` (washers), `compartment none` (sjoelen).
     pub call: String,
@@ -87,6 +91,7 @@ pub fn call_detections(board: &Board, detections: &Detections, foul: FoulLine, p
             y_mm: fp.centre.y_mm,
             top_z_mm: d.top_z_mm,
             tilt_deg: d.tilt_deg,
+            measured_by: d.measured_by,
             call,
             value,
             place,

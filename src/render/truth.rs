@@ -200,6 +200,7 @@ pub fn as_reports(truth: &[PieceTruth]) -> Vec<crate::score::PieceReport> {
             y_mm: p.footprint.centre.y_mm,
             top_z_mm: p.pose.top_z_mm,
             tilt_deg: p.pose.tilt_deg,
+            measured_by: Default::default(),
             call: p.call.name().to_string(),
             value: p.value,
             place,
