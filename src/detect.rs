@@ -210,9 +210,11 @@ const LEANER_REACHES: usize = 6;
 /// inside. This much (mm) keeps the posed underside off the rim's edge.
 const LEANER_RIM_CLEARANCE_MM: f64 = 1.0;
 /// Points round the outline, and how far inside / outside it each is sampled.
-const LEANER_OUTLINE_POINTS: usize = 36;
-/// The fine search's steps each way from the coarse best (a fifth of a coarse step each).
+const LEANER_OUTLINE_POINTS: usize = 72;
+/// The fine search's steps each way from the last best (a fifth of the last
+/// step each), and how many times it is refined.
 const LEANER_FINE: i32 = 2;
+const LEANER_REFINE_LEVELS: usize = 2;
 const LEANER_PROBE_MM: f64 = 3.0;
 /// Below this outline score (team colour inside, none outside, on average) no
 /// leaning pose explains the hole: the flat fit stands, with the model's doubt.
@@ -1238,21 +1240,27 @@ impl Detector {
                 }
             }
         }
-        // Fine: a fifth of a coarse step each way, around the coarse best.
+        // Finer: a fifth of the last step each way, around the last best, for
+        // each level of refinement.
         let (coarse, a0, d0) = best?;
-        let (da, dt) = (std::f64::consts::TAU / LEANER_AZIMUTHS as f64, (LEANER_TILT_MAX_DEG - LEANER_TILT_MIN_DEG) / (LEANER_TILTS - 1) as f64);
-        let dd = (reach(coarse.tilt_deg).1 - reach(coarse.tilt_deg).0) / (LEANER_REACHES - 1) as f64;
+        let (mut da, mut dt) = (std::f64::consts::TAU / LEANER_AZIMUTHS as f64, (LEANER_TILT_MAX_DEG - LEANER_TILT_MIN_DEG) / (LEANER_TILTS - 1) as f64);
+        let mut dd = (reach(coarse.tilt_deg).1 - reach(coarse.tilt_deg).0) / (LEANER_REACHES - 1) as f64;
         let mut fine = Some((coarse, a0, d0));
-        for i in -LEANER_FINE..=LEANER_FINE {
-            for j in -LEANER_FINE..=LEANER_FINE {
-                for k in -LEANER_FINE..=LEANER_FINE {
-                    let step = |n: i32, size: f64| n as f64 * size / (2 * LEANER_FINE + 1) as f64;
-                    let (a, tilt, d) = (a0 + step(i, da), coarse.tilt_deg + step(j, dt), d0 + step(k, dd));
-                    if (LEANER_TILT_MIN_DEG..=LEANER_TILT_MAX_DEG).contains(&tilt) && d <= reach(tilt).1 {
-                        better(&mut fine, score_of(a, tilt, d), a, d);
+        for _ in 0..LEANER_REFINE_LEVELS {
+            let (centre, a0, d0) = fine.expect("set above");
+            for i in -LEANER_FINE..=LEANER_FINE {
+                for j in -LEANER_FINE..=LEANER_FINE {
+                    for k in -LEANER_FINE..=LEANER_FINE {
+                        let step = |n: i32, size: f64| n as f64 * size / (2 * LEANER_FINE + 1) as f64;
+                        let (a, tilt, d) = (a0 + step(i, da), centre.tilt_deg + step(j, dt), d0 + step(k, dd));
+                        if (LEANER_TILT_MIN_DEG..=LEANER_TILT_MAX_DEG).contains(&tilt) && d <= reach(tilt).1 {
+                            better(&mut fine, score_of(a, tilt, d), a, d);
+                        }
                     }
                 }
             }
+            let shrink = (2 * LEANER_FINE + 1) as f64;
+            (da, dt, dd) = (da / shrink, dt / shrink, dd / shrink);
         }
         let best = fine.map(|b| b.0);
         best.filter(|b| b.score >= LEANER_MIN_SCORE)
