@@ -315,6 +315,7 @@ fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &
             d.top_z_mm = fit.centre.z_mm + w.washer_thickness_mm / 2.0;
             d.tilt_deg = fit.tilt_deg;
             d.measured_by = MeasuredBy::LeaningPose;
+            d.sigma_mm = d.sigma_mm.max(crate::detect::LEANER_POSE_SIGMA_MM);
         }
     }
 }
