@@ -129,6 +129,15 @@ const TUKEY_C: f64 = 4.685;
 /// The Tukey scale never drops below this, px (an edge is never located better
 /// than ~0.1 px; below 0.5 px the estimator would discard good samples).
 const MIN_ROBUST_SCALE_PX: f64 = 0.5;
+/// The Tukey scale is never below this fraction of the search range. While the
+/// range is wide the pose is still several px off, mostly far from where the
+/// lines that started it were found: a scale from the residuals' median (the
+/// near parts, already matched) treats the far parts' samples as outliers and
+/// the pose crawls a fraction of a px per iteration, stopping short in a wrong
+/// optimum (a sjoelbak's walls read a wall's thickness off). On the fixtures a
+/// sjoelbak start 23 px off still stops 11 px short at 0.5 and converges from 0.6
+/// to 1.0.
+const MIN_ROBUST_SCALE_OF_RANGE: f64 = 0.75;
 /// Samples closer than this to the image border are skipped (the gradient
 /// there is clipped by the undistortion's black border).
 const BORDER_MARGIN_PX: f64 = 4.0;
@@ -136,6 +145,13 @@ const BORDER_MARGIN_PX: f64 = 4.0;
 const NEAR_MM: f64 = 10.0;
 /// The final verdict: a sample is an inlier when the image edge is within this of the model, px.
 const INLIER_PX: f64 = 1.0;
+/// An upright face narrower than this in the image (twice the pre-blur sigma)
+/// is seen edge-on: the blur merges its top and its foot into one line, where
+/// the gradient shows no shade of the face, only the top against the surface
+/// beyond it, often the same wood in the same light (a gate bar block with the
+/// camera right over its front). Its edges' samples neither confirm nor deny the
+/// board in the identification test; counted, one unreliable line weighs twice.
+const MIN_FACE_PX: f64 = 2.0 * BLUR_SIGMA_PX;
 /// An overhead camera sees the board from within this angle of straight down;
 /// beyond it a hypothesis is a grazing, degenerate fit (the whole model on one line).
 const MAX_TILT_DEG: f64 = 75.0;
@@ -205,6 +221,11 @@ pub struct ModelEdge {
     /// Whether the edge tells the board's ends apart (a line, a hole, the gate
     /// bar); the bare outline looks the same turned round.
     pub identifying: bool,
+    /// For an edge of an upright face (a gate bar block's front, a wall's inner
+    /// side): the step across the face to its opposite edge, board mm (down from
+    /// a top edge, up from a foot). Seen edge-on, such a face shows neither edge
+    /// reliably (`MIN_FACE_PX`).
+    pub face_across_mm: Option<[f64; 3]>,
 }
 
 /// A family of straight edges in one horizontal plane: two long sides
@@ -276,7 +297,7 @@ fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi: [f64; 2],
         ("target end", p(lo[0], lo[1]), p(hi[0], lo[1])),
         ("far end", p(hi[0], hi[1]), p(lo[0], hi[1])),
     ] {
-        edges.push(ModelEdge { name: format!("{name} {side}"), shape: EdgeShape::Segment { a, b }, identifying: false });
+        edges.push(ModelEdge { name: format!("{name} {side}"), shape: EdgeShape::Segment { a, b }, identifying: false, face_across_mm: None });
     }
 }
 
@@ -286,7 +307,7 @@ impl BoardModel {
         let len = board.surface.length_mm;
         let p = |x: f64, y: f64| BoardPoint3::new(x, y, 0.0);
         let p3 = |x: f64, y: f64, z: f64| BoardPoint3::new(x, y, z);
-        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true };
+        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, face_across_mm: None };
         let outline = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { identifying: false, ..seg(name, a, b) };
         let mut edges = vec![
             outline("side +x", p(hw, 0.0), p(hw, len)),
@@ -341,7 +362,8 @@ impl BoardModel {
                 let (t, fl) = (SJOEL_WALL_THICKNESS_MM, SJOEL_FLOOR_THICKNESS_MM);
                 edges.push(outline("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh)));
                 edges.push(outline("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh)));
-                edges.push(seg("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh)));
+                // The top of the back wall's inner face.
+                edges.push(ModelEdge { face_across_mm: Some([0.0, 0.0, -wh]), ..seg("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh)) });
                 // The walls' outer top edges and feet, the far end's faces (floor board and wall ends).
                 edges.push(outline("side +x wall outer top", p3(hw + t, -t, wh), p3(hw + t, len, wh)));
                 edges.push(outline("side -x wall outer top", p3(-hw - t, len, wh), p3(-hw - t, -t, wh)));
@@ -389,14 +411,15 @@ impl BoardModel {
                         continue;
                     }
                     occluders.push(Occluder { min: [x0, gb, 0.0], max: [x1, gf, wh] });
-                    edges.push(seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)));
-                    edges.push(seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)));
-                    edges.push(seg(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh)));
+                    let (up, down) = (Some([0.0, 0.0, wh]), Some([0.0, 0.0, -wh]));
+                    edges.push(ModelEdge { face_across_mm: up, ..seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)) });
+                    edges.push(ModelEdge { face_across_mm: up, ..seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)) });
+                    edges.push(ModelEdge { face_across_mm: down, ..seg(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh)) });
                     // Its top face against the surface beyond it: often the same wood in the same light.
-                    edges.push(outline(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh)));
+                    edges.push(ModelEdge { face_across_mm: down, ..outline(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh)) });
                     for x in [x0, x1] {
                         if x.abs() < hw - 1e-9 {
-                            edges.push(seg(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh)));
+                            edges.push(ModelEdge { face_across_mm: down, ..seg(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh)) });
                             edges.push(seg(&format!("gate bar {i} front corner at x = {x}"), p3(x, gf, 0.0), p3(x, gf, wh)));
                         }
                     }
@@ -414,7 +437,7 @@ impl BoardModel {
                 for h in &w.holes {
                     blocked.push((h.y_mm - h.radius(), h.y_mm + h.radius()));
                     let name = format!("hole {} at ({}, {})", h.value, h.x_mm, h.y_mm);
-                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true });
+                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, face_across_mm: None });
                     key_points.push((format!("{name} centre"), p(h.x_mm, h.y_mm)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, len] });
@@ -1320,12 +1343,18 @@ impl Locator {
         sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &mut samples);
         let total = samples.len();
         let mut per: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); n_edges];
+        // (samples, inliers) of the identifying edges that can tell: not on a face seen edge-on.
+        let mut per_id: Vec<(usize, usize)> = vec![(0, 0); n_edges];
         let (mut inl, mut ss) = (0usize, 0.0f64);
         let mut jtj = [[0.0f64; 6]; 6];
         for s in &samples {
             per[s.edge].0 += 1;
+            let edge = &self.model.edges[s.edge];
+            let judged = edge.identifying && !on_edge_on_face(edge, &pose, cam, s);
+            per_id[s.edge].0 += usize::from(judged);
             if let Some((off, _)) = self.grad.search(s.p, s.n, INLIER_PX * 2.0, polarity[s.edge]) {
                 if off.abs() <= INLIER_PX {
+                    per_id[s.edge].1 += usize::from(judged);
                     inl += 1;
                     ss += off * off;
                     per[s.edge].1 += 1;
@@ -1364,12 +1393,13 @@ impl Locator {
         // The identifying features must be seen over a fair stretch and mostly
         // match, and nearly every one seen at length must be confirmed: a wrong
         // pose can still fit the long outline and a few gate-bar edges, never all.
+        // (Samples on a face seen edge-on are left out: [`MIN_FACE_PX`].)
         const MIN_IDENTIFYING_INLIERS: usize = 15;
         const MIN_IDENTIFYING_COVERAGE: f64 = 0.5;
         const SEEN_AT_LENGTH: usize = 20;
         const CONFIRMED_COVERAGE: f64 = 0.3;
         const MIN_CONFIRMED_SHARE: f64 = 0.75;
-        let ids: Vec<&(usize, usize, f64)> = self.model.edges.iter().zip(&per).filter(|(e, _)| e.identifying).map(|(_, p)| p).collect();
+        let ids: Vec<&(usize, usize)> = self.model.edges.iter().zip(&per_id).filter(|(e, _)| e.identifying).map(|(_, p)| p).collect();
         let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
         let long: Vec<_> = ids.iter().filter(|p| p.0 >= SEEN_AT_LENGTH).collect();
         let confirmed = long.iter().filter(|p| p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64).count();
@@ -1378,6 +1408,18 @@ impl Locator {
             && confirmed as f64 >= MIN_CONFIRMED_SHARE * long.len() as f64;
         Some(Refined { pose, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, identified })
     }
+}
+
+/// Whether sample `s` of edge `e` lies on an upright face seen edge-on: one
+/// narrower in the image than [`MIN_FACE_PX`] at the sample.
+fn on_edge_on_face(e: &ModelEdge, pose: &CameraPose, cam: &Camera, s: &Sample) -> bool {
+    let Some(across) = e.face_across_mm else { return false };
+    // Back to board coordinates, then across the face and into the image again.
+    let r = pose.rotation;
+    let d = sub3(s.xc, pose.translation);
+    let x = [0, 1, 2].map(|j| r[0][j] * d[0] + r[1][j] * d[1] + r[2][j] * d[2]);
+    let far = BoardPoint3::new(x[0] + across[0], x[1] + across[1], x[2] + across[2]);
+    project(cam, pose.to_camera(far)).is_some_and(|q| (s.n[0] * (q[0] - s.p[0]) + s.n[1] * (q[1] - s.p[1])).abs() < MIN_FACE_PX)
 }
 
 /// `d r / d pose` of a sample's normal residual `r = n . (q - p)`, as `n . dp/dpose`.
@@ -1403,7 +1445,7 @@ fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Option<(f64, f32
     let mut abs: Vec<f64> = residuals.iter().map(|r| r.abs()).collect();
     abs.sort_by(f64::total_cmp);
     let mad = abs[abs.len() / 2] * 1.4826;
-    let c = (TUKEY_C * mad).max(TUKEY_C * MIN_ROBUST_SCALE_PX).min(range);
+    let c = (TUKEY_C * mad).max(TUKEY_C * MIN_ROBUST_SCALE_PX).max(MIN_ROBUST_SCALE_OF_RANGE * range).min(range);
     let mut a = [[0.0f64; 6]; 6];
     let mut g = [0.0f64; 6];
     for (s, f) in samples.iter().zip(found) {
