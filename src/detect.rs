@@ -242,6 +242,8 @@ const CUP_REACH_SLACK_MM: f64 = 3.0;
 /// outside points at this many angles, set this far (mm) in from the ring's
 /// edges (clear of the edges' blur at the floor's ~2 mm pixels).
 const CUP_TEMPLATE_ANGLES: usize = 36;
+/// The template's lattice (mm), for the floor's samples and the centres tried.
+const CUP_TEMPLATE_CELL_MM: f64 = 0.5;
 const CUP_TEMPLATE_INSET_MM: f64 = 2.5;
 /// At least this fraction of the ring's points must show the team's colour:
 /// a washer a rim hides but for a sliver is not placed by colour.
@@ -250,8 +252,9 @@ const CUP_TEMPLATE_MIN_HITS: f64 = 0.15;
 /// colour: a washer flat on the floor matches 88-100 % in the fixtures, while
 /// a leaner's colour seen through the opening matches 40 % at its best.
 const CUP_TEMPLATE_MIN_MATCH: f64 = 0.8;
-/// Standard uncertainty (mm) of a washer placed by the template: the lattice
-/// (1 mm) and a ring point's spacing round a partly hidden outline.
+/// Standard uncertainty (mm) of a washer placed by the template: a ring
+/// point's spacing round a partly hidden outline (the fixtures' template
+/// placements are within 0.3-2.6 mm).
 const CUP_TEMPLATE_SIGMA_MM: f64 = 2.0;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
@@ -1019,27 +1022,28 @@ impl Detector {
     /// A washer on a cup's floor whose outline the rim (or a washer over it)
     /// hides too much to fit: placed where the washer's ring best covers the
     /// team's colour seen on the floor and its surroundings show none. The cup
-    /// floor is sampled once on a millimetre lattice (line of sight and
+    /// floor is sampled once on a half-millimetre lattice (line of sight and
     /// colour); every centre the cup allows is scored by the points of its
     /// ring in view that have the team's colour, less those that have not,
-    /// less the team-coloured points in view just outside it. The position is good to about the lattice and the ring's width,
-    /// which [`CUP_TEMPLATE_SIGMA_MM`] states.
+    /// less the team-coloured points in view just outside it. The position's
+    /// uncertainty is [`CUP_TEMPLATE_SIGMA_MM`].
     fn cup_template(&self, frame: &ColourView, w: &crate::board::WasherBoard, hole: usize, class: usize) -> Option<crate::measure::CircleFit> {
         let colour = self.cfg.teams.get(class)?.colour;
         let (r, r_in) = (self.shape.radius_mm, w.washer_inner_diameter_mm / 2.0);
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
         let h = w.holes[hole];
         let reach = (h.radius() - r).max(0.0);
-        // The floor lattice, 1 mm cells over the hole: true = the team's colour
+        // The floor lattice, cells of CUP_TEMPLATE_CELL_MM over the hole: true = the team's colour
         // in view, false = in view and not, None = hidden (by the rim, or by
         // another team's washer over it).
-        let half = h.radius().ceil() as i32 + 1;
+        let cell = CUP_TEMPLATE_CELL_MM;
+        let half = (h.radius() / cell).ceil() as i32 + 1;
         let side = (2 * half + 1) as usize;
         let floor: Vec<Option<bool>> = (0..side * side)
             .map(|i| {
                 let (dx, dy) = ((i % side) as i32 - half, (i / side) as i32 - half);
-                let p = BoardPoint3::new(h.x_mm + dx as f64, h.y_mm + dy as f64, bottom_top);
-                if (dx as f64).hypot(dy as f64) > h.radius() || !self.sees(p) {
+                let p = BoardPoint3::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell, bottom_top);
+                if (dx as f64).hypot(dy as f64) * cell > h.radius() || !self.sees(p) {
                     return None;
                 }
                 let px = self.pose.project(&self.camera, p)?;
@@ -1050,7 +1054,7 @@ impl Detector {
             })
             .collect();
         let at = |x: f64, y: f64| -> Option<bool> {
-            let (dx, dy) = ((x - h.x_mm).round() as i32, (y - h.y_mm).round() as i32);
+            let (dx, dy) = (((x - h.x_mm) / cell).round() as i32, ((y - h.y_mm) / cell).round() as i32);
             if dx.abs() > half || dy.abs() > half {
                 return None;
             }
@@ -1073,13 +1077,13 @@ impl Detector {
         // Every centre of the best score; their mean is the answer (a ring half
         // hidden scores the same over a small patch of centres).
         let mut best: Option<(i32, Vec<(usize, usize, BoardPoint)>)> = None;
-        let n = reach.floor() as i32;
+        let n = (reach / cell).floor() as i32;
         for dy in -n..=n {
             for dx in -n..=n {
-                if (dx as f64).hypot(dy as f64) > reach {
+                if (dx as f64).hypot(dy as f64) * cell > reach {
                     continue;
                 }
-                let c = BoardPoint::new(h.x_mm + dx as f64, h.y_mm + dy as f64);
+                let c = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
                 let seen: Vec<Option<bool>> = ring.iter().map(|o| at(c.x_mm + o.0, c.y_mm + o.1)).collect();
                 let hits = seen.iter().filter(|v| **v == Some(true)).count();
                 let misses = seen.iter().filter(|v| **v == Some(false)).count();
