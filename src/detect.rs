@@ -216,6 +216,13 @@ const LEANER_OUTLINE_POINTS: usize = 72;
 const LEANER_FINE: i32 = 2;
 const LEANER_REFINE_LEVELS: usize = 2;
 const LEANER_PROBE_MM: f64 = 3.0;
+/// The last refinement's probes, closer to the outline (mm): at 3 mm every
+/// pose within ~3 mm of the true one scores the same.
+const LEANER_CLOSE_PROBE_MM: f64 = 1.0;
+/// The last refinement's steps each way (a tenth of a coarse step each).
+const LEANER_LAST_STEPS: i32 = 4;
+/// The last refinement's tilt step (degrees), over the whole range.
+const LEANER_LAST_TILT_STEP_DEG: f64 = 1.0;
 /// Below this outline score (team colour inside, none outside, on average) no
 /// leaning pose explains the hole: the flat fit stands, with the model's doubt.
 const LEANER_MIN_SCORE: f64 = 0.5;
@@ -1194,7 +1201,7 @@ impl Detector {
             frame.sample(px).map(|bgr| if class.contains(bgr_to_hsv(bgr)) { 1.0 } else { 0.0 })
         };
         // The pose from (rise direction, tilt, centre's distance from the hole's centre).
-        let score_of = |a: f64, tilt: f64, d: f64| -> Option<LeanerFit> {
+        let score_at = |a: f64, tilt: f64, d: f64, probe: f64| -> Option<LeanerFit> {
             let tr = tilt.to_radians();
             // Its underside passes through the rim's edge along the rise.
             let under = -(h.radius() - d) * tr.tan();
@@ -1216,13 +1223,14 @@ impl Detector {
             let (mut score, mut n_seen) = (0.0, 0);
             for k in 0..LEANER_OUTLINE_POINTS {
                 let phi = std::f64::consts::TAU * k as f64 / LEANER_OUTLINE_POINTS as f64;
-                if let (Some(i), Some(o)) = (teamness(at(r - LEANER_PROBE_MM, phi)), teamness(at(r + LEANER_PROBE_MM, phi))) {
+                if let (Some(i), Some(o)) = (teamness(at(r - probe, phi)), teamness(at(r + probe, phi))) {
                     score += i - o;
                     n_seen += 1;
                 }
             }
             (n_seen >= LEANER_OUTLINE_POINTS / 3).then(|| LeanerFit { centre, tilt_deg: tilt, score: score / n_seen as f64 })
         };
+        let score_of = |a: f64, tilt: f64, d: f64| score_at(a, tilt, d, LEANER_PROBE_MM);
         let reach = |tilt: f64| ((h.radius() - r * tilt.to_radians().cos()).max(0.0), h.radius() - LEANER_RIM_CLEARANCE_MM);
         let better = |best: &mut Option<(LeanerFit, f64, f64)>, fit: Option<LeanerFit>, a: f64, d: f64| {
             if let Some(f) = fit {
@@ -1266,7 +1274,42 @@ impl Detector {
             let shrink = (2 * LEANER_FINE + 1) as f64;
             (da, dt, dd) = (da / shrink, dt / shrink, dd / shrink);
         }
-        let best = fine.map(|b| b.0);
+        // Last: the outline's probes closer in, where a pose off by a millimetre
+        // already misses; the mean of the poses that score best, up to 0.4 of
+        // a coarse step each way, is the pose.
+        let (coarse_best, a1, d1) = fine?;
+        let mut tied: Vec<(f64, f64, f64, f64)> = Vec::new();
+        let mut top = f64::NEG_INFINITY;
+        // Azimuth and reach in steps of a tenth of a coarse step, four each way.
+        let (da, dd) = (da * 25.0 / 10.0, dd * 25.0 / 10.0);
+        // The tilt over its whole range: the outline's foreshortening (cos tilt)
+        // is a few percent between tilts, which the 3 mm probes do not see.
+        let tilts = ((LEANER_TILT_MAX_DEG - LEANER_TILT_MIN_DEG) / LEANER_LAST_TILT_STEP_DEG).round() as i32;
+        for i in -LEANER_LAST_STEPS..=LEANER_LAST_STEPS {
+            for j in 0..=tilts {
+                for k in -LEANER_LAST_STEPS..=LEANER_LAST_STEPS {
+                    let step = |n: i32, size: f64| n as f64 * size;
+                    let (a, tilt, d) = (a1 + step(i, da), LEANER_TILT_MIN_DEG + step(j, LEANER_LAST_TILT_STEP_DEG), d1 + step(k, dd));
+                    if !(LEANER_TILT_MIN_DEG..=LEANER_TILT_MAX_DEG).contains(&tilt) || d > reach(tilt).1 {
+                        continue;
+                    }
+                    let Some(f) = score_at(a, tilt, d, LEANER_CLOSE_PROBE_MM) else { continue };
+                    if f.score > top + 1e-12 {
+                        (top, tied) = (f.score, Vec::new());
+                    }
+                    if (f.score - top).abs() <= 1e-12 {
+                        tied.push((a, tilt, d, f.score));
+                    }
+                }
+            }
+        }
+        let best = if tied.is_empty() {
+            Some(coarse_best)
+        } else {
+            let m = |f: fn(&(f64, f64, f64, f64)) -> f64| tied.iter().map(f).sum::<f64>() / tied.len() as f64;
+            let (a, tilt, d) = (m(|t| t.0), m(|t| t.1), m(|t| t.2));
+            score_of(a, tilt, d).map(|f| LeanerFit { score: f.score.max(coarse_best.score), ..f }).or(Some(coarse_best))
+        };
         best.filter(|b| b.score >= LEANER_MIN_SCORE)
     }
 
