@@ -172,6 +172,16 @@ const RECOVERY_START_SPACING: f64 = 0.5;
 /// At most this many starts per leftover blob (a glare patch many discs in
 /// area would otherwise cost a fit per lattice point).
 const MAX_RECOVERY_STARTS: usize = 24;
+/// Recovery starts are first chosen at least this fraction of a radius apart
+/// (the fit converges from about a radius away): a glare blob many discs in
+/// area is then covered by the capped starts, not just its middle.
+const RECOVERY_START_GAP: f64 = 1.0;
+/// Recovery probes each outline point with this many samples each side along
+/// the circle (see `FitConfig::arc_samples`): a pale disc's rim against glare
+/// is ~20 levels, about the glare grain's per-pixel noise, and averaging three
+/// pixels lets the fit find it (the circle search and the first fits keep
+/// single samples, whose edges are sharpest on clean rims).
+const RECOVERY_ARC_SAMPLES: usize = 1;
 /// Rounds of recovery: each finds at most one disc (the detections found so
 /// far then hide outline for the next).
 const MAX_RECOVERY_ROUNDS: usize = 4;
@@ -775,6 +785,10 @@ impl Detector {
     fn recover_discs(&mut self, frame: &ColourView, out: &mut Detections) {
         let r = self.shape.radius_mm;
         let board_only = std::mem::replace(&mut self.solids, World::build(&self.board, &[]));
+        // The discs left to find are those whose rim glare washes out: their
+        // outline is probed with the noise averaged along it.
+        let fit = self.cfg.fit;
+        self.cfg.fit.arc_samples = RECOVERY_ARC_SAMPLES;
         for _ in 0..MAX_RECOVERY_ROUNDS {
             let specs: Vec<crate::render::scene::PieceSpec> = out
                 .pieces
@@ -807,6 +821,19 @@ impl Detector {
                 // The starts whose disc would hold the most of the blob first.
                 let held = |s: &BoardPoint| blob.cells.iter().filter(|c| c.distance(*s) < r).count();
                 starts[1..].sort_by_cached_key(|s| std::cmp::Reverse(held(s)));
+                // A blob of many pieces' worth (a glare patch) holds a disc's worth
+                // round most of its starts: spread them over it, a radius apart
+                // first, so that a disc at its edge gets a start too.
+                let (mut spread, mut rest): (Vec<BoardPoint>, Vec<BoardPoint>) = (vec![starts[0]], Vec::new());
+                for s in starts.into_iter().skip(1) {
+                    if spread.iter().any(|t| t.distance(s) < RECOVERY_START_GAP * r) {
+                        rest.push(s);
+                    } else {
+                        spread.push(s);
+                    }
+                }
+                spread.extend(rest);
+                let mut starts = spread;
                 starts.truncate(MAX_RECOVERY_STARTS);
                 let explains = |d: &Detection| {
                     let seen = self.along_sight(d.footprint.centre.at_height(d.top_z_mm), self.shape.top_z_mm).unwrap_or(d.footprint.centre);
@@ -837,6 +864,7 @@ impl Detector {
             }
         }
         self.solids = board_only;
+        self.cfg.fit = fit;
     }
 
     /// Measures one candidate at the piece's real top height.

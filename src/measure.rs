@@ -111,6 +111,11 @@ pub struct FitConfig {
     pub step_px: f64,
     /// Refinement passes (each re-centres the probes on the last fit).
     pub passes: usize,
+    /// Samples each side of every probe point, [`ARC_SAMPLE_SPACING_PX`] apart
+    /// along the circle through it, averaged into its colour: each averages
+    /// per-pixel noise by sqrt(1 + 2 n). 0 (the default) samples the point alone.
+    #[serde(default)]
+    pub arc_samples: usize,
 }
 
 impl Default for FitConfig {
@@ -119,7 +124,7 @@ impl Default for FitConfig {
         // to glare or a neighbour still leaves a well-conditioned fit; a 7 mm band
         // covers the candidate stage's placement error; quarter-pixel steps keep the
         // linear interpolation of the crossing well below the noise.
-        FitConfig { probes: 72, band_mm: 7.0, step_px: 0.25, passes: 3 }
+        FitConfig { probes: 72, band_mm: 7.0, step_px: 0.25, passes: 3, arc_samples: 0 }
     }
 }
 
@@ -208,7 +213,7 @@ pub fn fit_circle_scoped(
         }
         let pts: Vec<BoardPoint> = edges.iter().map(|e| e.at).collect();
         let fixed = fixed_radius.then_some(start.radius_mm);
-        let (c, r, inlier_mask) = robust_circle(&pts, centre, radius, fixed);
+        let (c, r, inlier_mask) = robust_circle(&pts, centre, radius, fixed, last.is_some());
         let inliers: Vec<EdgePoint> = edges.iter().zip(&inlier_mask).filter(|(_, k)| **k).map(|(e, _)| *e).collect();
         if inliers.len() < min_found {
             return Err(MeasureError::TooFewEdges { found: inliers.len(), probes: cfg.probes, x_mm: c.x_mm, y_mm: c.y_mm });
@@ -277,7 +282,28 @@ fn probe_edges(
                 ok = false;
                 break;
             }
-            match pose.project(camera, p).and_then(|px| image.sample(px)) {
+            // The colour across the probe, averaged along a short arc at the
+            // same radius: per-pixel noise averages out, a circular edge does
+            // not blur (on a straight tangent the side samples would lie
+            // further out and pull the edge inwards).
+            let mut acc = Some([0.0f32; 3]);
+            let half = cfg.arc_samples as i32;
+            for j in -half..=half {
+                let q = if j == 0 {
+                    p
+                } else {
+                    let (sj, cj) = (theta + j as f64 * ARC_SAMPLE_SPACING_PX / scale / r).sin_cos();
+                    BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, height)
+                };
+                acc = acc.and_then(|mut a| {
+                    let rgb = pose.project(camera, q).and_then(|px| image.sample(px))?;
+                    for k in 0..3 {
+                        a[k] += rgb[k] / (2 * half + 1) as f32;
+                    }
+                    Some(a)
+                });
+            }
+            match acc {
                 Some(rgb) => profile.push(rgb),
                 None => {
                     ok = false;
@@ -300,6 +326,10 @@ fn probe_edges(
     }
     (edges, seen, 1.0 / scale)
 }
+
+/// Spacing (pixels) of a probe point's arc samples (see [`FitConfig::arc_samples`]):
+/// one pixel, so that each holds a different pixel's noise.
+const ARC_SAMPLE_SPACING_PX: f64 = 1.0;
 
 /// A change of colour of at least this fraction of the profile's largest is
 /// an edge; the first such, going outwards, is the outline.
@@ -351,18 +381,25 @@ fn edge_crossing(profile: &[[f32; 3]]) -> Option<(f64, f32)> {
 
 /// A least-squares circle (geometric distance, Gauss-Newton) with iterative
 /// outlier rejection. Returns the centre, the radius and the inlier mask.
-fn robust_circle(pts: &[BoardPoint], c0: BoardPoint, r0: f64, fixed_radius: Option<f64>) -> (BoardPoint, f64, Vec<bool>) {
-    let mut mask = vec![true; pts.len()];
+/// `prior`: the start is itself a fit (a refinement pass), so outliers are
+/// first rejected about it: where glare or grain scatters many of the new
+/// edges, a fit to all of them would be pulled off the outline and the spread
+/// taken about it would keep the scattered ones.
+fn robust_circle(pts: &[BoardPoint], c0: BoardPoint, r0: f64, fixed_radius: Option<f64>, prior: bool) -> (BoardPoint, f64, Vec<bool>) {
     let (mut c, mut r) = (c0, fixed_radius.unwrap_or(r0));
-    for _ in 0..4 {
-        let chosen: Vec<BoardPoint> = pts.iter().zip(&mask).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
-        (c, r) = geometric_circle(&chosen, c, r, fixed_radius);
+    let inliers = |c: BoardPoint, r: f64| -> Vec<bool> {
         let residuals: Vec<f64> = pts.iter().map(|p| p.distance(c) - r).collect();
         let mut abs: Vec<f64> = residuals.iter().map(|e| e.abs()).collect();
         abs.sort_by(f64::total_cmp);
         // 1.4826 * MAD estimates the standard deviation of normal residuals.
         let spread = (1.4826 * abs[abs.len() / 2]).max(MIN_RESIDUAL_SPREAD_MM);
-        let new_mask: Vec<bool> = residuals.iter().map(|e| e.abs() <= OUTLIER_SIGMAS * spread).collect();
+        residuals.iter().map(|e| e.abs() <= OUTLIER_SIGMAS * spread).collect()
+    };
+    let mut mask = if prior { inliers(c, r) } else { vec![true; pts.len()] };
+    for _ in 0..4 {
+        let chosen: Vec<BoardPoint> = pts.iter().zip(&mask).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
+        (c, r) = geometric_circle(&chosen, c, r, fixed_radius);
+        let new_mask = inliers(c, r);
         if new_mask == mask {
             break;
         }
