@@ -4,8 +4,9 @@
 //! the camera pose taken from the truth (localisation has its own tests in
 //! `tests/locate.rs`). What comes out is compared with two references:
 //!
-//! - the truth, for the fixtures the pipeline already gets right (listed in the
-//!   golden file as `right`): any of those going wrong fails the test;
+//! - the truth: every fixture's calls and round score must match it (and any
+//!   fixture listed in the golden file as `right` going wrong is named as a
+//!   regression);
 //! - the golden file `fixtures/golden/pipeline.json`: the calls and score of
 //!   every fixture as of the last accepted change, so that any change in
 //!   behaviour shows up and is either fixed or accepted by regenerating with
@@ -92,6 +93,9 @@ fn the_fixture_set_scores_as_accepted() {
         problems.push(format!("{name}: new fixture, not in the golden file"));
     }
     assert!(problems.is_empty(), "{} regressions:\n{}", problems.len(), problems.join("\n"));
+    // The bar: every fixture's calls and round score match its truth.
+    let wrong: Vec<&String> = now.iter().filter(|(_, g)| !g.right).map(|(n, _)| n).collect();
+    assert!(wrong.is_empty(), "calls or score not as the truth: {wrong:?}");
 }
 
 /// A leaner is measured by its leaning pose, not a flat outline: on the
