@@ -640,7 +640,7 @@ impl Detector {
                 if pieces >= MIN_CUP_AREA_FRACTION {
                     match self.measure_cup(frame, hole, blob_centre, team, k) {
                         // Colour of one washer seen in two parts (split by its own hole or a neighbour).
-                        Ok(d) if out.pieces.iter().any(|p| p.team == team && same_piece(p, &d, self.shape.radius_mm)) => {}
+                        Ok(d) if found_already(out, &d, self.shape.radius_mm) => {}
                         Ok(d) => out.pieces.push(d),
                         Err(e) => match self.in_hole_instead(frame, blob_centre, team, k) {
                             Some(d) => out.pieces.push(d),
@@ -663,7 +663,7 @@ impl Detector {
             // board's side: only part of it shows, beside the board.
             if self.board.washer().is_some() && !self.board.surface.contains(blob_centre) && (thin || pieces < 1.0 - AREA_MISMATCH_FRACTION) {
                 match self.measure_ground(frame, blob_centre, team, k) {
-                    Ok(d) if out.pieces.iter().any(|p| p.team == team && same_piece(p, &d, self.shape.radius_mm)) => {}
+                    Ok(d) if found_already(out, &d, self.shape.radius_mm) => {}
                     Ok(d) => out.pieces.push(d),
                     Err(e) => out.unexplained.push(Unexplained { kind: self.shape.kind, team, centre: blob_centre, area_mm2: area, reason: e.to_string() }),
                 }
@@ -687,7 +687,7 @@ impl Detector {
                 match self.measure(frame, start, team, k) {
                     // Two starts in one blob whose fits converge on one piece:
                     // the blob's area is not explained by the pieces found.
-                    Ok(d) if out.pieces.iter().any(|p| p.team == team && same_piece(p, &d, self.shape.radius_mm)) => {
+                    Ok(d) if found_already(out, &d, self.shape.radius_mm) => {
                         out.unexplained.push(Unexplained {
                             kind: self.shape.kind,
                             team,
@@ -1026,16 +1026,8 @@ impl Detector {
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
         let h = w.holes[hole];
         let reach = (h.radius() - r).max(0.0);
-        let mut starts = vec![near, h.centre()];
-        for k in 0..CUP_START_ANGLES {
-            let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
-            starts.push(BoardPoint::new(h.x_mm + 0.6 * reach * t.cos(), h.y_mm + 0.6 * reach * t.sin()));
-        }
-        starts
-            .into_iter()
-            .filter_map(|s| self.fit(frame, Footprint::new(s, r), bottom_top, class).ok())
-            .filter(|f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
-            .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
+        let starts = std::iter::once(near).chain(ring_of_starts(h.centre(), 0.6 * reach));
+        self.best_fit(frame, starts, bottom_top, class, |f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
             .or_else(|| self.cup_template(frame, w, hole, class))
             .ok_or_else(|| DetectError::NotAPiece {
                 x_mm: near.x_mm,
@@ -1164,23 +1156,32 @@ impl Detector {
         let r = self.shape.radius_mm;
         let ground_top = -w.stand_height_mm + w.washer_thickness_mm;
         let centre = self.along_sight(near.at_height(self.shape.top_z_mm), ground_top).unwrap_or(near);
-        let mut starts = vec![centre];
-        for k in 0..CUP_START_ANGLES {
-            let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
-            starts.push(BoardPoint::new(centre.x_mm + 0.5 * r * t.cos(), centre.y_mm + 0.5 * r * t.sin()));
-        }
         // Clear of the board: the footprint's centre lies beyond the surface's edge.
-        let fit = starts
-            .into_iter()
-            .filter_map(|s| self.fit(frame, Footprint::new(s, r), ground_top, class).ok())
-            .filter(|f| !self.board.surface.contains(f.footprint.centre))
-            .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
+        let fit = self
+            .best_fit(frame, ring_of_starts(centre, 0.5 * r), ground_top, class, |f| !self.board.surface.contains(f.footprint.centre))
             .ok_or_else(|| DetectError::NotAPiece {
                 x_mm: near.x_mm,
                 y_mm: near.y_mm,
                 reason: "washer colour beside the board, but no washer outline fits on the ground there".to_string(),
             })?;
         self.finish(frame, fit, ground_top, team, class)
+    }
+
+    /// Of free-radius fits at height `z` from each start, the best supported
+    /// (least RMS per edge point) of those `keep` accepts.
+    fn best_fit(
+        &self,
+        frame: &ColourView,
+        starts: impl Iterator<Item = BoardPoint>,
+        z: f64,
+        class: usize,
+        keep: impl Fn(&crate::measure::CircleFit) -> bool,
+    ) -> Option<crate::measure::CircleFit> {
+        let r = self.shape.radius_mm;
+        starts
+            .filter_map(|s| self.fit(frame, Footprint::new(s, r), z, class).ok())
+            .filter(|f| keep(f))
+            .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
     }
 
     /// A washer seen only through hole `hole`'s opening: measured on the cup floor.
@@ -1433,12 +1434,26 @@ impl Detector {
     }
 }
 
+/// Starting places for a search: `centre`, and [`CUP_START_ANGLES`] places
+/// round it at `reach`.
+fn ring_of_starts(centre: BoardPoint, reach: f64) -> impl Iterator<Item = BoardPoint> {
+    std::iter::once(centre).chain((0..CUP_START_ANGLES).map(move |k| {
+        let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
+        BoardPoint::new(centre.x_mm + reach * t.cos(), centre.y_mm + reach * t.sin())
+    }))
+}
+
 /// Whether two detections are one piece found twice: centres closer than a
 /// fraction of a radius at about one height (two flat pieces cannot overlap so
 /// far; a washer on another in a cup lies 3.2 mm higher, and is told from it
 /// only by its colour).
 pub fn same_piece(a: &Detection, b: &Detection, radius_mm: f64) -> bool {
     a.footprint.centre.distance(b.footprint.centre) < SAME_PIECE_FRACTION * radius_mm && (a.top_z_mm - b.top_z_mm).abs() < SAME_PIECE_HEIGHT_MM
+}
+
+/// Whether a piece of `d`'s team already found is `d` itself.
+fn found_already(out: &Detections, d: &Detection, radius_mm: f64) -> bool {
+    out.pieces.iter().any(|p| p.team == d.team && same_piece(p, d, radius_mm))
 }
 
 /// Centres closer than this fraction of a radius are one piece (two fits of
