@@ -277,6 +277,21 @@ const CUP_TEMPLATE_SIGMA_MM: f64 = 2.0;
 /// outline is not that piece at that height (mm).
 pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
 
+/// Two washers overlapping on a cup's floor: which lies on the other is told by
+/// the colour where their rings overlap, sampled on this lattice (mm)...
+const STACK_LATTICE_MM: f64 = 1.0;
+/// ... from at least this many points in view on both rings (a lens narrower
+/// than a few mm, or hidden by the rim, tells nothing) ...
+const STACK_MIN_POINTS: usize = 12;
+/// ... of which this share must have the one team's colour (the rest is edge
+/// blur, shadow and the other team's colour seen at a ring's margin).
+const STACK_MAJORITY: f64 = 0.75;
+/// The lower of two stacked washers shows a short arc of its outline: its
+/// refit probes this many times as densely, so that the arc holds the
+/// dozen edge points a fit needs ([`crate::measure::MIN_EDGE_POINTS`]); the
+/// centre's uncertainty follows from the arc's span, however dense.
+const STACK_LOWER_PROBE_FACTOR: usize = 2;
+
 /// One detected piece.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Detection {
@@ -547,6 +562,9 @@ impl Detector {
         }
         for (k, team) in teams.iter().enumerate() {
             self.detect_class(frame, k, *team, &mut out);
+        }
+        self.settle_cups(frame, &mut out);
+        for (k, team) in teams.iter().enumerate() {
             self.account_for_colour(k, *team, &mut out);
         }
         Ok(out)
@@ -963,6 +981,161 @@ impl Detector {
 }
 
 impl Detector {
+    /// Washers of two teams overlapping on one cup's floor lie one on the
+    /// other: the colour where their rings overlap says which is on top. The
+    /// upper one rests between flat on the lower (one washer's thickness up)
+    /// and tilted from the floor onto it: it is measured again half a
+    /// thickness up, and the parallax of the other half enters its
+    /// uncertainty. The lower one is measured again with the upper one as
+    /// an occluder, so that the upper's edges (its outline, its own hole
+    /// with the lower's colour inside) are not taken for the lower's; where
+    /// too little of its outline shows, it is placed by its colour on the
+    /// floor ([`Detector::cup_template`]). Washers of one team cannot be told
+    /// apart this way and are left as measured.
+    fn settle_cups(&mut self, frame: &ColourView, out: &mut Detections) {
+        let Some(w) = self.board.washer().cloned() else { return };
+        let (r, t) = (self.shape.radius_mm, w.washer_thickness_mm);
+        let floor_top = -w.cup_depth_mm + t;
+        let on_floor = |d: &Detection| (d.top_z_mm - floor_top).abs() < 1e-6 && d.tilt_deg.abs() <= 1.0 && d.team.is_some();
+        // over[i]: the washers lying on washer i.
+        let mut over: Vec<Vec<usize>> = vec![Vec::new(); out.pieces.len()];
+        for h in &w.holes {
+            let cup: Vec<usize> =
+                (0..out.pieces.len()).filter(|&i| on_floor(&out.pieces[i]) && out.pieces[i].footprint.centre.distance(h.centre()) < h.radius()).collect();
+            for (n, &a) in cup.iter().enumerate() {
+                for &b in &cup[n + 1..] {
+                    let (da, db) = (&out.pieces[a], &out.pieces[b]);
+                    if da.team == db.team || da.footprint.centre.distance(db.footprint.centre) >= 2.0 * r {
+                        continue;
+                    }
+                    match self.upper_of(frame, da, db, &w) {
+                        Some(true) => over[b].push(a),
+                        Some(false) => over[a].push(b),
+                        None => {}
+                    }
+                }
+            }
+        }
+        if over.iter().all(Vec::is_empty) {
+            return;
+        }
+        // The upper ones first, half a thickness up.
+        let lifted: Vec<usize> = (0..out.pieces.len()).filter(|&i| over.iter().any(|o| o.contains(&i))).collect();
+        let z_up = floor_top + t / 2.0;
+        // Its rest height is anywhere in [floor_top, floor_top + t]: the standard
+        // deviation of a uniform spread over one thickness.
+        let height_sigma = t / 12f64.sqrt();
+        for &i in &lifted {
+            let d = &out.pieces[i];
+            let class = self.class_of(d.team);
+            let start = self.along_sight(d.footprint.centre.at_height(d.top_z_mm), z_up).unwrap_or(d.footprint.centre);
+            let parallax = height_sigma * self.sideways_per_height(start.at_height(z_up));
+            let fit = self.fit_with(frame, Footprint::new(start, r), z_up, true, &self.cfg.fit, class).ok();
+            let d = &mut out.pieces[i];
+            d.top_z_mm = z_up;
+            match fit {
+                Some(f) => {
+                    d.footprint = Footprint::new(f.footprint.centre, r);
+                    d.sigma_mm = f.centre_sigma_mm.hypot(parallax);
+                    (d.fit_rms_mm, d.edges_found, d.probes, d.mm_per_px) = (f.rms_mm, f.inliers, f.probes, f.mm_per_px);
+                    d.measured_by = MeasuredBy::Outline;
+                }
+                // The same image position, half a thickness higher.
+                None => {
+                    d.footprint = Footprint::new(start, r);
+                    d.sigma_mm = d.sigma_mm.hypot(parallax);
+                }
+            }
+        }
+        // Then the lower ones, with the upper ones as occluders.
+        let board_only = std::mem::replace(&mut self.solids, World::build(&self.board, &[]));
+        for i in (0..out.pieces.len()).filter(|&i| !over[i].is_empty()) {
+            let specs: Vec<crate::render::scene::PieceSpec> = over[i]
+                .iter()
+                .map(|&j| {
+                    let u = &out.pieces[j];
+                    crate::render::scene::PieceSpec {
+                        id: crate::piece::PieceId::of_team(u.team.unwrap_or(Team::Red), j as u32 + 1),
+                        kind: u.kind,
+                        x_mm: u.footprint.centre.x_mm,
+                        y_mm: u.footprint.centre.y_mm,
+                        z_mm: Some(u.top_z_mm - t / 2.0),
+                        tilt_deg: 0.0,
+                        tilt_towards_deg: 0.0,
+                    }
+                })
+                .collect();
+            self.solids = World::build(&self.board, &specs);
+            let d = &out.pieces[i];
+            let class = self.class_of(d.team);
+            let hole = self.hole_under(d.footprint.centre, &w);
+            let dense = FitConfig { probes: STACK_LOWER_PROBE_FACTOR * self.cfg.fit.probes, ..self.cfg.fit };
+            let placed = self
+                .fit_with(frame, Footprint::new(d.footprint.centre, r), floor_top, true, &dense, class)
+                .ok()
+                .or_else(|| hole.and_then(|h| self.cup_template(frame, &w, h, class)));
+            if let Some(f) = placed {
+                let d = &mut out.pieces[i];
+                d.footprint = Footprint::new(f.footprint.centre, r);
+                d.sigma_mm = f.centre_sigma_mm;
+                (d.fit_rms_mm, d.edges_found, d.probes, d.mm_per_px) = (f.rms_mm, f.inliers, f.probes, f.mm_per_px);
+                d.measured_by = if f.probes == 0 { MeasuredBy::FloorColour } else { MeasuredBy::Outline };
+            }
+        }
+        self.solids = board_only;
+    }
+
+    /// Of two washers overlapping on a cup's floor, whether `a` lies on `b`
+    /// (`Some(false)`: `b` on `a`), by the team colour seen where their rings
+    /// overlap (clear of both washers' holes, through which the lower shows,
+    /// and of their edges' blur); `None` where too little of it is in view or
+    /// neither colour clearly holds it.
+    fn upper_of(&self, frame: &ColourView, a: &Detection, b: &Detection, w: &crate::board::WasherBoard) -> Option<bool> {
+        let (r, r_in) = (self.shape.radius_mm, w.washer_inner_diameter_mm / 2.0);
+        let z = -w.cup_depth_mm + w.washer_thickness_mm;
+        let (ca, cb) = (a.footprint.centre, b.footprint.centre);
+        let on_ring = |p: BoardPoint, c: BoardPoint| (r_in + CUP_TEMPLATE_INSET_MM..r - CUP_TEMPLATE_INSET_MM).contains(&p.distance(c));
+        let (colour_a, colour_b) = (self.cfg.teams[self.class_of(a.team)].colour, self.cfg.teams[self.class_of(b.team)].colour);
+        let n = (r / STACK_LATTICE_MM).ceil() as i32;
+        let mid = BoardPoint::new((ca.x_mm + cb.x_mm) / 2.0, (ca.y_mm + cb.y_mm) / 2.0);
+        let (mut na, mut nb, mut seen) = (0usize, 0usize, 0usize);
+        for dy in -n..=n {
+            for dx in -n..=n {
+                let p = BoardPoint::new(mid.x_mm + dx as f64 * STACK_LATTICE_MM, mid.y_mm + dy as f64 * STACK_LATTICE_MM);
+                if !on_ring(p, ca) || !on_ring(p, cb) || !self.sees(p.at_height(z)) {
+                    continue;
+                }
+                let Some(hsv) = self.pose.project(&self.camera, p.at_height(z)).and_then(|px| frame.sample(px)).map(bgr_to_hsv) else { continue };
+                seen += 1;
+                na += colour_a.contains(hsv) as usize;
+                nb += colour_b.contains(hsv) as usize;
+            }
+        }
+        if seen < STACK_MIN_POINTS {
+            return None;
+        }
+        let share = |k: usize| k as f64 >= STACK_MAJORITY * seen as f64;
+        if share(na) {
+            Some(true)
+        } else if share(nb) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The colour class of a team (the first for discs, which have none).
+    fn class_of(&self, team: Option<Team>) -> usize {
+        team.and_then(|t| self.cfg.teams.iter().position(|c| c.team == t)).unwrap_or(0)
+    }
+
+    /// How far (mm, sideways) a point's image moves per mm of height error:
+    /// its horizontal distance from the camera over its depth below it.
+    fn sideways_per_height(&self, p: BoardPoint3) -> f64 {
+        let c = self.pose.centre();
+        (c.x_mm - p.x_mm).hypot(c.y_mm - p.y_mm) / (c.z_mm - p.z_mm).max(1.0)
+    }
+
     /// Finds a washer's real height from its outline's apparent size: an outline
     /// fitted at an assumed height comes out scaled by the ratio of the two
     /// heights' distances from the camera. The washer rests at one of the
@@ -1612,3 +1785,4 @@ mod tests {
         assert!((c[0].0 - 10.0).abs() < 0.5 && (c[1].0 - 24.0).abs() < 0.5, "{c:?}");
     }
 }
+

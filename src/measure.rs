@@ -219,11 +219,14 @@ pub fn fit_circle_scoped(
             return Err(MeasureError::TooFewEdges { found: inliers.len(), probes: cfg.probes, x_mm: c.x_mm, y_mm: c.y_mm });
         }
         let rms = (inliers.iter().map(|e| (e.at.distance(c) - r).powi(2)).sum::<f64>() / inliers.len() as f64).sqrt();
-        // For n points spread evenly round a circle, each centre coordinate has
-        // variance 2 s^2 / n from residual spread s; one fewer dof with a free radius.
+        // The centre's covariance is s^2 (J^T J)^-1 from residual spread s (one
+        // fewer dof with a free radius). Its largest axis is the uncertainty:
+        // for n points evenly round a circle both are 2 s^2 / n, but an arc
+        // fixes the centre far worse along its chord than across it.
         let dof = if fixed_radius { 2.0 } else { 3.0 };
         let spread = rms * (inliers.len() as f64 / (inliers.len() as f64 - dof).max(1.0)).sqrt();
-        let centre_sigma_mm = spread * (2.0 / inliers.len() as f64).sqrt();
+        let inlier_pts: Vec<BoardPoint> = inliers.iter().map(|e| e.at).collect();
+        let centre_sigma_mm = spread * centre_variance_axis(&inlier_pts, c, fixed_radius).sqrt();
         centre = c;
         radius = r;
         last = Some(CircleFit {
@@ -441,6 +444,30 @@ fn geometric_circle(pts: &[BoardPoint], c0: BoardPoint, r0: f64, fixed_radius: O
     (BoardPoint::new(cx, cy), r)
 }
 
+/// The largest eigenvalue of the centre block of `(J^T J)^-1` for a circle
+/// through `pts` about `c` (the centre's variance per unit residual variance,
+/// along its worst direction); infinite where the points do not fix it.
+fn centre_variance_axis(pts: &[BoardPoint], c: BoardPoint, fixed_radius: bool) -> f64 {
+    let mut jtj = [[0.0f64; 3]; 3];
+    for p in pts {
+        let (dx, dy) = (p.x_mm - c.x_mm, p.y_mm - c.y_mm);
+        let dist = dx.hypot(dy).max(1e-12);
+        let j = [-dx / dist, -dy / dist, -1.0];
+        for a in 0..3 {
+            for b in 0..3 {
+                jtj[a][b] += j[a] * j[b];
+            }
+        }
+    }
+    let n = if fixed_radius { 2 } else { 3 };
+    let (Some(col_x), Some(col_y)) = (solve(&jtj, &[1.0, 0.0, 0.0], n), solve(&jtj, &[0.0, 1.0, 0.0], n)) else {
+        return f64::INFINITY;
+    };
+    // Eigenvalues of the symmetric 2x2 block [[a, b], [b, d]].
+    let (a, b, d) = (col_x[0], (col_x[1] + col_y[0]) / 2.0, col_y[1]);
+    (a + d) / 2.0 + (((a - d) / 2.0).powi(2) + b * b).sqrt()
+}
+
 /// Solves the leading `n` x `n` block of `a x = b` by Gaussian elimination.
 fn solve(a: &[[f64; 3]; 3], b: &[f64; 3], n: usize) -> Option<[f64; 3]> {
     let mut m = [[0.0f64; 4]; 3];
@@ -583,6 +610,29 @@ pub(crate) mod tests {
         let start = Footprint::new(BoardPoint::new(0.0, 200.0), 29.37);
         let e = fit_circle(&view, &cam, &pose, start, 25.0, false, &FitConfig::default()).unwrap_err();
         assert!(matches!(e, MeasureError::TooFewEdges { found: 0, .. }), "{e}");
+    }
+
+    #[test]
+    fn an_arc_fixes_its_centre_worse_along_its_chord() {
+        let c = BoardPoint::new(3.0, -2.0);
+        // n points at angles `at` (degrees) on a circle of radius 30 about c.
+        let on_circle = |at: &[f64]| -> Vec<BoardPoint> {
+            at.iter().map(|t| BoardPoint::new(c.x_mm + 30.0 * t.to_radians().cos(), c.y_mm + 30.0 * t.to_radians().sin())).collect()
+        };
+        // Evenly round the whole circle: 2 / n on every axis, radius known or not.
+        let full: Vec<f64> = (0..36).map(|k| 10.0 * k as f64).collect();
+        assert!((centre_variance_axis(&on_circle(&full), c, true) - 2.0 / 36.0).abs() < 1e-9);
+        assert!((centre_variance_axis(&on_circle(&full), c, false) - 2.0 / 36.0).abs() < 1e-9);
+        // An arc of 60 degrees about 30 degrees, radius known: in axes along and
+        // across its middle, J^T J is diagonal (sums of cos^2 and sin^2 of the
+        // angles from the middle); the worse axis is the chord's, 1 / sum sin^2.
+        let arc: Vec<f64> = (0..=12).map(|k| 5.0 * k as f64).collect();
+        let chord = 1.0 / arc.iter().map(|t| (t - 30.0).to_radians().sin().powi(2)).sum::<f64>();
+        let v = centre_variance_axis(&on_circle(&arc), c, true);
+        assert!((v - chord).abs() < 1e-9 * chord, "{v} vs {chord}");
+        assert!(v > 4.0 * 2.0 / arc.len() as f64, "an arc is far worse than the even-circle formula says");
+        // Three points all at one place fix nothing.
+        assert!(centre_variance_axis(&on_circle(&[40.0, 40.0, 40.0]), c, false).is_infinite());
     }
 
     #[test]
