@@ -31,6 +31,8 @@ pub enum FrameError {
     Write { path: PathBuf },
     #[error("OpenCV error in {context}: {source}")]
     OpenCv { context: String, source: opencv::Error },
+    #[error("cannot open video source `{source_name}`: {reason}")]
+    VideoSource { source_name: String, reason: String },
     #[error("{source}")]
     Camera {
         #[from]
@@ -117,6 +119,71 @@ impl Frame {
             imgproc::remap(&self.image, &mut out, map_x, map_y, imgproc::INTER_LINEAR, opencv::core::BORDER_CONSTANT, black),
         )?;
         Ok(out)
+    }
+}
+
+/// Frames one after another from a video file or a live camera (OpenCV's
+/// videoio), each with its index and time in the stream.
+pub struct FrameSource {
+    capture: opencv::videoio::VideoCapture,
+    name: String,
+    /// A camera: times are wall-clock seconds since opening.
+    live: bool,
+    fps: f64,
+    opened: std::time::Instant,
+    next_index: u64,
+}
+
+/// One frame of a stream.
+pub struct StreamFrame {
+    /// Its place in the stream, from 0.
+    pub index: u64,
+    /// Seconds from the stream's start: from the frame rate for a file, the
+    /// wall clock for a camera.
+    pub time_s: f64,
+    pub frame: Frame,
+}
+
+impl FrameSource {
+    /// Opens `spec`: `camera:N` (or just `N`) is camera device N; anything else
+    /// a video file (any container and codec OpenCV's back ends read).
+    pub fn open(spec: &str) -> Result<FrameSource, FrameError> {
+        use opencv::videoio::{VideoCapture, VideoCaptureTraitConst, CAP_ANY, CAP_PROP_FPS};
+        let fail = |reason: String| FrameError::VideoSource { source_name: spec.to_string(), reason };
+        let device = spec.strip_prefix("camera:").unwrap_or(spec).parse::<i32>().ok();
+        let capture = match device {
+            Some(n) => VideoCapture::new(n, CAP_ANY).map_err(|e| fail(e.to_string()))?,
+            None => {
+                if !Path::new(spec).exists() {
+                    return Err(fail("no such file".into()));
+                }
+                VideoCapture::from_file(spec, CAP_ANY).map_err(|e| fail(e.to_string()))?
+            }
+        };
+        if !capture.is_opened().map_err(|e| fail(e.to_string()))? {
+            return Err(fail(if device.is_some() { "no such camera, or it is busy".into() } else { "not a video OpenCV can read".into() }));
+        }
+        let fps = capture.get(CAP_PROP_FPS).unwrap_or(0.0);
+        Ok(FrameSource { capture, name: spec.to_string(), live: device.is_some(), fps, opened: std::time::Instant::now(), next_index: 0 })
+    }
+
+    /// The stream's frame rate as its container or driver reports it (0 if unknown).
+    pub fn fps(&self) -> f64 {
+        self.fps
+    }
+
+    /// The next frame, or `None` at the end of the stream.
+    pub fn next_frame(&mut self) -> Result<Option<StreamFrame>, FrameError> {
+        use opencv::videoio::VideoCaptureTrait;
+        let mut image = Mat::default();
+        let more = self.capture.read(&mut image).map_err(|source| FrameError::OpenCv { context: format!("reading {}", self.name), source })?;
+        if !more || image.empty() {
+            return Ok(None);
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        let time_s = if self.live || self.fps <= 0.0 { self.opened.elapsed().as_secs_f64() } else { index as f64 / self.fps };
+        Ok(Some(StreamFrame { index, time_s, frame: Frame::from_mat(image)? }))
     }
 }
 

@@ -24,3 +24,4 @@ pub mod rules;
 pub mod score;
 pub mod render;
 pub mod undistort;
+pub mod watch;

@@ -44,7 +44,7 @@ const EXIT_CODES: &str = "Exit codes:
   0  success
   1  unexpected internal error
   2  command-line usage error
-  3  invalid input: an unreadable or malformed board, events, image, camera, scene or fixture file
+  3  invalid input: an unreadable or malformed board, events, image, video, camera, scene or fixture file
   4  refused: the board (or calibration pattern) was not found or the fit is poor; no result given";
 
 #[derive(Parser)]
@@ -142,6 +142,54 @@ Without --piece or --all-close: the calls flagged for review. The JSON record go
         /// The JSON record to write (default: OUTPUT with the extension .json).
         #[arg(long)]
         record: Option<std::path::PathBuf>,
+    },
+    /// Score a video file or a live camera: locate the board once (or use --pose) and re-check it, and print
+    /// each settled state of the board once, as JSON lines (docs/watch.md).
+    #[command(after_help = "Example: boardcall watch match.mp4 --board shuffleboard-22ft --camera camera.yaml --game knock-off --every 5\n\
+         boardcall watch camera:0 --board yocu-9 --camera camera.yaml --pose pose.yaml --game yocu-9\n\
+Events (one JSON object a line): board_found, pose_moved, board_lost, settled (with the frame's report as `score` gives it), unscored, end.")]
+    Watch {
+        /// A video file (any format OpenCV's back ends read), or `camera:N` for camera device N.
+        source: String,
+        /// A built-in board name, NAME@VARIANT, or a board file.
+        #[arg(long)]
+        board: String,
+        /// The camera file (OpenCV FileStorage YAML, from `boardcall calibrate`); the stream's frames must have its size.
+        #[arg(long)]
+        camera: std::path::PathBuf,
+        /// The game whose round each settled state is scored as (as for `score`).
+        #[arg(long)]
+        game: Option<String>,
+        /// Game options, as for `boardcall game` (repeatable).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Knock Off, Tap & Draw, washer games: the team that threw first this round.
+        #[arg(long, default_value = "red")]
+        first: String,
+        /// A pose file (from `boardcall locate -o`): checked against the first frame instead of a search from scratch.
+        #[arg(long)]
+        pose: Option<std::path::PathBuf>,
+        /// With --pose: never check it (a rigid mount with a clear view; a moved camera goes unnoticed).
+        #[arg(long, requires = "pose")]
+        trust_pose: bool,
+        /// Score every n-th frame.
+        #[arg(long, default_value_t = 1)]
+        every: u64,
+        /// Scored frames in a row that must agree (same pieces, calls, places) before a state is reported.
+        #[arg(long, default_value_t = boardcall::watch::SETTLE_FRAMES)]
+        settle: usize,
+        /// A piece moving less than this (mm) between scored frames is at rest.
+        #[arg(long, default_value_t = boardcall::watch::STILL_MM)]
+        still_mm: f64,
+        /// Seconds of stream time between checks of the pose against the frame.
+        #[arg(long, default_value_t = boardcall::watch::RECHECK_SECONDS)]
+        recheck_s: f64,
+        /// Shuffleboard without --game: the designated foul line (with a game, its `foul_line` option decides).
+        #[arg(long, value_enum, default_value = "long")]
+        foul_line: FoulArg,
+        /// Classical detection only: no hole-state model correcting washer calls.
+        #[arg(long)]
+        no_model: bool,
     },
     /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file):
     /// percent correct round score (PCS), footprint error, per-call confusion, confident-wrong calls, time per frame.
@@ -430,13 +478,7 @@ fn run(cli: Cli) -> Result<()> {
             let (mut report, camera_pose) =
                 boardcall::score::score_frame(&frame, &b, &cam, pose_input, detector_config(no_model), foul)?;
             if let Some(rules) = rules {
-                match boardcall::score::score_round(rules, &options, &b, first, &report.pieces) {
-                    Ok(v) => report.score = Some(v),
-                    Err(why) => {
-                        report.needs_review = true;
-                        report.review_reasons.push(format!("no round score: {why}"));
-                    }
-                }
+                report.add_round_score(rules, &options, &b, first);
             }
             if let Some(out) = annotate {
                 let img = boardcall::score::annotate(&frame, &cam, &camera_pose, &b, &report)?;
@@ -474,6 +516,32 @@ fn run(cli: Cli) -> Result<()> {
             for item in &review.record.items {
                 say!("{}: {}: {} ({})", item.piece.id, item.gap, item.verdict, item.confidence);
             }
+        }
+        Command::Watch { source, board, camera, game, options, first, pose, trust_pose, every, settle, still_mm, recheck_s, foul_line, no_model } => {
+            use boardcall::watch::{PoseStart, RoundScoring, WatchConfig, WatchEvent, Watcher};
+            let b = Board::load(&board)?;
+            let cam = boardcall::camera::Camera::load(&camera)?;
+            let start = match pose {
+                Some(p) if trust_pose => PoseStart::Trusted(boardcall::camera::CameraPose::load(&p)?),
+                Some(p) => PoseStart::Given(boardcall::camera::CameraPose::load(&p)?),
+                None => PoseStart::Locate,
+            };
+            let foul = game_foul_line(game.as_deref(), &options, foul_line)?;
+            let game = match game.as_deref() {
+                Some(g) => Some(RoundScoring { rules: g.parse()?, options: options.clone(), first: first.parse()? }),
+                None => None,
+            };
+            let cfg = WatchConfig { every, settle_frames: settle, still_mm, recheck_s, ..WatchConfig::default() };
+            let mut watcher = Watcher::new(&b, &cam, start, detector_config(no_model), foul, game, cfg)?;
+            let mut stream = boardcall::frame::FrameSource::open(&source)?;
+            let (mut frames, mut last_time) = (0u64, 0.0f64);
+            while let Some(f) = stream.next_frame()? {
+                for event in watcher.push(&f)? {
+                    say!("{}", serde_json::to_string(&event)?);
+                }
+                (frames, last_time) = (f.index + 1, f.time_s);
+            }
+            say!("{}", serde_json::to_string(&WatchEvent::End { frames, time_s: last_time })?);
         }
         Command::Eval { dir, pose, json, no_model } => {
             let pose = match pose {
@@ -602,6 +670,12 @@ fn camera_stage_exit_code(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     if let Some(boardcall::score::ScoreError::Frame(f)) = e.downcast_ref::<boardcall::score::ScoreError>() {
         return camera_stage_exit_code(f);
     }
+    match e.downcast_ref::<boardcall::watch::WatchError>() {
+        Some(boardcall::watch::WatchError::Frame(f)) => return camera_stage_exit_code(f),
+        Some(boardcall::watch::WatchError::FrameSize { .. }) => return Some(3),
+        Some(boardcall::watch::WatchError::Config { .. }) => return Some(2),
+        _ => {}
+    }
     if let Some(e) = e.downcast_ref::<LocateError>() {
         return match e {
             _ if e.is_refusal() => Some(4),
@@ -626,7 +700,12 @@ fn camera_stage_exit_code(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     }
     if let Some(e) = e.downcast_ref::<FrameError>() {
         return match e {
-            FrameError::Missing { .. } | FrameError::Unreadable { .. } | FrameError::Corrupt { .. } | FrameError::Format { .. } | FrameError::SizeMismatch { .. } => Some(3),
+            FrameError::Missing { .. }
+            | FrameError::Unreadable { .. }
+            | FrameError::Corrupt { .. }
+            | FrameError::Format { .. }
+            | FrameError::SizeMismatch { .. }
+            | FrameError::VideoSource { .. } => Some(3),
             _ => None,
         };
     }

@@ -146,6 +146,25 @@ pub struct PoseReport {
     pub position_sigma_mm: f64,
 }
 
+impl PoseReport {
+    /// A pose `locate` found (`source` "located") or checked against the frame
+    /// ("given"), with its evidence.
+    pub fn located(source: &str, bp: &crate::locate::BoardPose) -> PoseReport {
+        PoseReport {
+            source: source.into(),
+            rvec: bp.pose.rvec(),
+            tvec: bp.pose.translation,
+            reprojection_rms_px: Some(bp.reprojection_rms_px),
+            position_sigma_mm: bp.position_sigma_mm,
+        }
+    }
+
+    /// A pose used without looking at the frame.
+    pub fn trusted(p: &crate::camera::CameraPose) -> PoseReport {
+        PoseReport { source: "trusted".into(), rvec: p.rvec(), tvec: p.translation, reprojection_rms_px: None, position_sigma_mm: 0.0 }
+    }
+}
+
 /// Everything `boardcall score` says about one frame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FrameReport {
@@ -164,6 +183,20 @@ pub struct FrameReport {
     /// the pieces do not add up: a person should look before the score stands.
     pub needs_review: bool,
     pub review_reasons: Vec<String>,
+}
+
+impl FrameReport {
+    /// Adds the round's score by the rules engine ([`score_round`]), or, where
+    /// none can be given from this frame, the reason, as a review reason.
+    pub fn add_round_score(&mut self, rules: crate::rules::Rules, options: &[String], board: &Board, first: Team) {
+        match score_round(rules, options, board, first, &self.pieces) {
+            Ok(v) => self.score = Some(v),
+            Err(why) => {
+                self.needs_review = true;
+                self.review_reasons.push(format!("no round score: {why}"));
+            }
+        }
+    }
 }
 
 /// How the camera pose for a frame is obtained.
@@ -188,7 +221,6 @@ pub fn score_frame(
     detector: DetectorConfig,
     foul: FoulLine,
 ) -> Result<(FrameReport, crate::camera::CameraPose), ScoreError> {
-    use opencv::prelude::MatTraitConstManual;
     if (frame.width(), frame.height()) != camera.size() {
         return Err(ScoreError::FrameSize {
             got_width: frame.width(),
@@ -198,68 +230,19 @@ pub fn score_frame(
         });
     }
     let (camera_pose, pose_report) = match pose {
-        PoseInput::Trusted(p) => {
-            (p, PoseReport { source: "trusted".into(), rvec: p.rvec(), tvec: p.translation, reprojection_rms_px: None, position_sigma_mm: 0.0 })
-        }
+        PoseInput::Trusted(p) => (p, PoseReport::trusted(&p)),
         PoseInput::Given(p) => {
             let mut und = crate::undistort::Undistorter::new(*camera, crate::undistort::UndistortConfig::default())?;
             let u = und.run(frame)?;
             let bp = crate::locate::Locator::new(board, crate::locate::LocateConfig::default()).refine_from(&u, p)?;
-            let rep = PoseReport {
-                source: "given".into(),
-                rvec: bp.pose.rvec(),
-                tvec: bp.pose.translation,
-                reprojection_rms_px: Some(bp.reprojection_rms_px),
-                position_sigma_mm: bp.position_sigma_mm,
-            };
-            (bp.pose, rep)
+            (bp.pose, PoseReport::located("given", &bp))
         }
         PoseInput::Locate(cfg) => {
             let bp = crate::locate::locate_frame(board, camera, frame, cfg)?;
-            let rep = PoseReport {
-                source: "located".into(),
-                rvec: bp.pose.rvec(),
-                tvec: bp.pose.translation,
-                reprojection_rms_px: Some(bp.reprojection_rms_px),
-                position_sigma_mm: bp.position_sigma_mm,
-            };
-            (bp.pose, rep)
+            (bp.pose, PoseReport::located("located", &bp))
         }
     };
-    let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
-    let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes)
-        .map_err(|e| DetectError::Measure(e))?;
-    let detections = detect_pieces(&view, board, camera, &camera_pose, detector)?;
-    let pieces = call_detections(board, &detections, foul, pose_report.position_sigma_mm);
-    let mut reasons = Vec::new();
-    for p in pieces.iter().filter(|p| p.review) {
-        reasons.push(match &p.doubt {
-            Some(d) => format!("{}: {d}", p.id),
-            None => format!("{}: {} by {:+.1} mm, within {REVIEW_SIGMAS} sigma ({:.2} mm)", p.id, p.call, p.margin_mm, p.sigma_mm),
-        });
-    }
-    for u in &detections.unexplained {
-        reasons.push(format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason));
-    }
-    if let Some(max) = pieces_in_play(board) {
-        for team in [Some(Team::Red), Some(Team::Blue), None] {
-            let n = pieces.iter().filter(|p| p.team == team).count();
-            if n > max {
-                reasons.push(format!("{n} pieces of one side seen, the game has {max}"));
-            }
-        }
-    }
-    let report = FrameReport {
-        format: REPORT_FORMAT,
-        image: frame.source().map(|p| p.display().to_string()),
-        board: board.name.clone(),
-        pose: pose_report,
-        pieces,
-        unexplained: detections.unexplained,
-        score: None,
-        needs_review: !reasons.is_empty(),
-        review_reasons: reasons,
-    };
+    let report = Session::new(board, camera, &camera_pose, detector)?.report(frame, pose_report, foul)?;
     Ok((report, camera_pose))
 }
 
@@ -273,26 +256,107 @@ pub fn detect_pieces(
     pose: &crate::camera::CameraPose,
     cfg: DetectorConfig,
 ) -> Result<Detections, ScoreError> {
-    let use_model = cfg.hole_model && matches!(board.layout, Layout::Washer(_));
-    let mut det = Detector::new(cfg, board, camera, pose)?;
-    let mut detections = det.detect(view)?;
-    if use_model {
-        let states = crate::model::HoleClassifier::embedded()?.classify(view, camera, pose, board)?;
-        crate::model::refine_washers(board, &states, &mut detections);
-        place_leaners(&det, view, board, &mut detections);
-        place_cup_washers(&det, view, board, &mut detections);
-        // Two parts of one piece's colour, measured apart and placed by one
-        // pose (a leaner's part above the surface and its part in the hole): one piece.
-        let r = board.piece().radius_mm;
-        let mut kept: Vec<crate::detect::Detection> = Vec::with_capacity(detections.pieces.len());
-        for d in detections.pieces.drain(..) {
-            if !kept.iter().any(|k| k.team == d.team && crate::detect::same_piece(k, &d, r)) {
-                kept.push(d);
+    Session::new(board, camera, pose, cfg)?.detect(view)
+}
+
+/// Scoring with one camera pose: the detector (its candidate grid projected
+/// for that pose) and, on washer boards, the hole-state model, built once and
+/// reused frame after frame (a fixed camera, a video: [`crate::watch`]).
+pub struct Session {
+    board: Board,
+    camera: crate::camera::Camera,
+    pose: crate::camera::CameraPose,
+    detector: Detector,
+    /// The learned hole-state model, on washer boards unless switched off.
+    model: Option<crate::model::HoleClassifier>,
+}
+
+impl Session {
+    pub fn new(board: &Board, camera: &crate::camera::Camera, pose: &crate::camera::CameraPose, cfg: DetectorConfig) -> Result<Session, ScoreError> {
+        let use_model = cfg.hole_model && matches!(board.layout, Layout::Washer(_));
+        let model = if use_model { Some(crate::model::HoleClassifier::embedded()?) } else { None };
+        let detector = Detector::new(cfg, board, camera, pose)?;
+        Ok(Session { board: board.clone(), camera: *camera, pose: *pose, detector, model })
+    }
+
+    /// The camera pose this session scores with.
+    pub fn pose(&self) -> &crate::camera::CameraPose {
+        &self.pose
+    }
+
+    /// The `Detections` stage of one frame: the classical detector, then (washer
+    /// boards, with the model) the learned hole-state model's corrections of the
+    /// washer calls ([`crate::model::refine_washers`]).
+    pub fn detect(&mut self, view: &ColourView) -> Result<Detections, ScoreError> {
+        let mut detections = self.detector.detect(view)?;
+        if let Some(model) = &mut self.model {
+            let (board, det) = (&self.board, &self.detector);
+            let states = model.classify(view, &self.camera, &self.pose, board)?;
+            crate::model::refine_washers(board, &states, &mut detections);
+            place_leaners(det, view, board, &mut detections);
+            place_cup_washers(det, view, board, &mut detections);
+            // Two parts of one piece's colour, measured apart and placed by one
+            // pose (a leaner's part above the surface and its part in the hole): one piece.
+            let r = board.piece().radius_mm;
+            let mut kept: Vec<crate::detect::Detection> = Vec::with_capacity(detections.pieces.len());
+            for d in detections.pieces.drain(..) {
+                if !kept.iter().any(|k| k.team == d.team && crate::detect::same_piece(k, &d, r)) {
+                    kept.push(d);
+                }
+            }
+            detections.pieces = kept;
+        }
+        Ok(detections)
+    }
+
+    /// One frame's report: detections, calls, and the reasons it needs review.
+    /// `pose` says where this session's pose came from.
+    pub fn report(&mut self, frame: &crate::frame::Frame, pose: PoseReport, foul: FoulLine) -> Result<FrameReport, ScoreError> {
+        use opencv::prelude::MatTraitConstManual;
+        if (frame.width(), frame.height()) != self.camera.size() {
+            return Err(ScoreError::FrameSize {
+                got_width: frame.width(),
+                got_height: frame.height(),
+                want_width: self.camera.image_width,
+                want_height: self.camera.image_height,
+            });
+        }
+        let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
+        let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(DetectError::Measure)?;
+        let detections = self.detect(&view)?;
+        let board = &self.board;
+        let pieces = call_detections(board, &detections, foul, pose.position_sigma_mm);
+        let mut reasons = Vec::new();
+        for p in pieces.iter().filter(|p| p.review) {
+            reasons.push(match &p.doubt {
+                Some(d) => format!("{}: {d}", p.id),
+                None => format!("{}: {} by {:+.1} mm, within {REVIEW_SIGMAS} sigma ({:.2} mm)", p.id, p.call, p.margin_mm, p.sigma_mm),
+            });
+        }
+        for u in &detections.unexplained {
+            reasons.push(format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason));
+        }
+        if let Some(max) = pieces_in_play(board) {
+            for team in [Some(Team::Red), Some(Team::Blue), None] {
+                let n = pieces.iter().filter(|p| p.team == team).count();
+                if n > max {
+                    reasons.push(format!("{n} pieces of one side seen, the game has {max}"));
+                }
             }
         }
-        detections.pieces = kept;
+        let report = FrameReport {
+            format: REPORT_FORMAT,
+            image: frame.source().map(|p| p.display().to_string()),
+            board: board.name.clone(),
+            pose,
+            pieces,
+            unexplained: detections.unexplained,
+            score: None,
+            needs_review: !reasons.is_empty(),
+            review_reasons: reasons,
+        };
+        Ok(report)
     }
-    Ok(detections)
 }
 
 /// Washers called leaners (tilted) get their leaning pose measured: a flat

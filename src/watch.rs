@@ -1,0 +1,373 @@
+//! The long-running scorer: frames from a video file or a live camera, the
+//! board located once and its pose re-checked now and then, and every settled
+//! state of the board scored and reported once.
+//!
+//! A throw is a few seconds of motion between long still spells. Scoring every
+//! frame and printing every report would flood a referee's screen with the
+//! calls of weights still sliding; instead the watcher scores every `every`-th
+//! frame and reports a state only once it has *settled*: the same pieces with
+//! the same calls, none moved more than [`WatchConfig::still_mm`], over
+//! [`WatchConfig::settle_frames`] scored frames in a row. A settled state is
+//! reported once, as a `settled` event carrying the frame's full report
+//! (`docs/report-format.md`); the next report comes when the board settles
+//! into a different state. A hand over the board is part of the state: its
+//! colour makes the frame's report `needs_review` rather than a score.
+//!
+//! The pose is the one expensive stage (`locate`, 0.3-4 s). It is found once
+//! (or taken from a pose file), checked against the frame's board edges every
+//! [`WatchConfig::recheck_s`] seconds of stream time (a camera knocked out of
+//! place, a board covered over: `board_lost`, and no scoring until it is found
+//! again), and followed when the camera has drifted (`pose_moved`). Between
+//! checks each scored frame costs the detector and the calls alone
+//! ([`crate::score::Session`]). Events are documented in `docs/watch.md`.
+
+use crate::board::Board;
+use crate::calls::FoulLine;
+use crate::camera::{Camera, CameraPose};
+use crate::detect::DetectorConfig;
+use crate::frame::{FrameError, StreamFrame};
+use crate::geom::{BoardPoint, BoardPoint3};
+use crate::locate::{BoardPose, LocateConfig, Locator};
+use crate::piece::{PieceKind, Team};
+use crate::score::{FrameReport, PoseReport, ScoreError, Session};
+use crate::undistort::{UndistortConfig, Undistorter};
+use serde::{Deserialize, Serialize};
+
+/// A state counts as settled after this many scored frames agree: one frame
+/// can catch a weight stopped for an instant at the end of a bounce; three in
+/// a row (a tenth of a second or more at any frame rate) cannot.
+pub const SETTLE_FRAMES: usize = 3;
+
+/// A piece that moved less than this (mm) between scored frames is at rest: a
+/// resting piece's position varies from frame to frame by its measurement
+/// noise (standard uncertainty 0.1-0.5 mm, leaners 1 mm), a sliding one by far
+/// more.
+pub const STILL_MM: f64 = 2.0;
+
+/// Seconds of stream time between checks of the pose against the frame: a
+/// check costs one refinement of `locate` (150-300 ms), so a few a minute cost
+/// little and catch a knocked camera before many throws are scored from it.
+pub const RECHECK_SECONDS: f64 = 10.0;
+
+/// Seconds of stream time between attempts to find a board not in view: a
+/// search from scratch takes up to seconds.
+pub const RELOCATE_SECONDS: f64 = 2.0;
+
+/// A checked pose that moves the board's image by more than this (pixels) is
+/// adopted, and the detector rebuilt for it: half a pixel is well above the
+/// check's own noise (~0.1 px) and below what biases a measurement visibly.
+pub const POSE_MOVED_PX: f64 = 0.5;
+
+/// How the watcher samples and judges the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WatchConfig {
+    /// Score every n-th frame (1 = every frame).
+    pub every: u64,
+    /// Scored frames in a row that must agree before a state is reported.
+    pub settle_frames: usize,
+    /// A piece moving less than this (mm) between scored frames is at rest.
+    pub still_mm: f64,
+    /// Seconds of stream time between checks of the pose against the frame.
+    pub recheck_s: f64,
+    /// Seconds of stream time between attempts to find the board when it is not in view.
+    pub relocate_s: f64,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig { every: 1, settle_frames: SETTLE_FRAMES, still_mm: STILL_MM, recheck_s: RECHECK_SECONDS, relocate_s: RELOCATE_SECONDS }
+    }
+}
+
+/// Where the first pose comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum PoseStart {
+    /// Found in the stream's first frames.
+    Locate,
+    /// A pose file's, checked against the first frame (and found from scratch
+    /// if the board is no longer where it says).
+    Given(CameraPose),
+    /// A pose file's, never checked: a rigid mount whose view is known to be clear.
+    Trusted(CameraPose),
+}
+
+/// The game whose round each settled state is scored as.
+#[derive(Debug, Clone)]
+pub struct RoundScoring {
+    pub rules: crate::rules::Rules,
+    pub options: Vec<String>,
+    /// The team that threw first this round.
+    pub first: Team,
+}
+
+/// What the watcher reports, one JSON object per line (`docs/watch.md`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WatchEvent {
+    /// The board was found (or the given pose confirmed): scoring starts.
+    BoardFound { frame: u64, time_s: f64, pose: PoseReport },
+    /// A check found the camera moved slightly and the pose was followed.
+    PoseMoved { frame: u64, time_s: f64, moved_px: f64, pose: PoseReport },
+    /// The board is not where the pose says (camera moved, board covered) or
+    /// not found: nothing is scored until it is found again.
+    BoardLost { frame: u64, time_s: f64, reason: String },
+    /// The board settled into a new state: its full report.
+    Settled { frame: u64, time_s: f64, report: Box<FrameReport> },
+    /// A frame could not be scored (said once per run of such frames).
+    Unscored { frame: u64, time_s: f64, reason: String },
+    /// The stream ended after `frames` frames (`time_s`: the last one's time).
+    End { frames: u64, time_s: f64 },
+}
+
+/// Errors that stop the watch.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("invalid watch setting `{field}`: {problem}")]
+    Config { field: &'static str, problem: String },
+    #[error("frame {frame} is {got_width}x{got_height} but the camera was calibrated at {want_width}x{want_height}")]
+    FrameSize { frame: u64, got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error(transparent)]
+    Score(#[from] ScoreError),
+}
+
+/// What a state is judged by: each piece's side, kind, place and call, and
+/// how much unexplained colour (a hand, a phone) is in view.
+#[derive(Debug, Clone)]
+struct State {
+    pieces: Vec<(Option<Team>, PieceKind, BoardPoint, String)>,
+    unexplained: usize,
+}
+
+impl State {
+    fn of(report: &FrameReport) -> State {
+        State {
+            pieces: report.pieces.iter().map(|p| (p.team, p.kind, BoardPoint::new(p.x_mm, p.y_mm), p.call.clone())).collect(),
+            unexplained: report.unexplained.len(),
+        }
+    }
+
+    /// The same pieces, each within `still_mm` of where it was, with the same calls.
+    fn same(&self, other: &State, still_mm: f64) -> bool {
+        if self.pieces.len() != other.pieces.len() || self.unexplained != other.unexplained {
+            return false;
+        }
+        let mut used = vec![false; other.pieces.len()];
+        self.pieces.iter().all(|(team, kind, at, call)| {
+            let found = other.pieces.iter().enumerate().position(|(i, (t, k, a, c))| {
+                !used[i] && t == team && k == kind && c == call && a.distance(*at) <= still_mm
+            });
+            found.map(|i| used[i] = true).is_some()
+        })
+    }
+}
+
+/// The watcher: the board, camera and game, the pose and the scoring session
+/// built for it, and what the stream has shown so far.
+pub struct Watcher {
+    board: Board,
+    camera: Camera,
+    detector: DetectorConfig,
+    foul: FoulLine,
+    game: Option<RoundScoring>,
+    cfg: WatchConfig,
+    undistorter: Undistorter,
+    locator: Locator,
+    /// The pose to try first when the board is not in view (a given pose, the last one known).
+    hint: Option<CameraPose>,
+    trusted: bool,
+    session: Option<(Session, PoseReport)>,
+    last_check_s: f64,
+    last_attempt_s: Option<f64>,
+    /// A `board_lost` has been said and the board not found since.
+    lost: bool,
+    /// An `unscored` has been said for the current run of failing frames.
+    unscored: bool,
+    previous: Option<State>,
+    /// Scored frames in a row agreeing with `previous`.
+    run: usize,
+    reported: Option<State>,
+}
+
+impl Watcher {
+    pub fn new(
+        board: &Board,
+        camera: &Camera,
+        start: PoseStart,
+        detector: DetectorConfig,
+        foul: FoulLine,
+        game: Option<RoundScoring>,
+        cfg: WatchConfig,
+    ) -> Result<Watcher, WatchError> {
+        if cfg.every == 0 {
+            return Err(WatchError::Config { field: "every", problem: "must be at least 1".into() });
+        }
+        if cfg.settle_frames == 0 {
+            return Err(WatchError::Config { field: "settle_frames", problem: "must be at least 1".into() });
+        }
+        for (field, v) in [("still_mm", cfg.still_mm), ("recheck_s", cfg.recheck_s), ("relocate_s", cfg.relocate_s)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(WatchError::Config { field, problem: format!("must be a non-negative number, got {v}") });
+            }
+        }
+        let (hint, trusted) = match start {
+            PoseStart::Locate => (None, false),
+            PoseStart::Given(p) => (Some(p), false),
+            PoseStart::Trusted(p) => (Some(p), true),
+        };
+        Ok(Watcher {
+            board: board.clone(),
+            camera: *camera,
+            detector,
+            foul,
+            game,
+            cfg,
+            undistorter: Undistorter::new(*camera, UndistortConfig::default())?,
+            locator: Locator::new(board, LocateConfig::default()),
+            hint,
+            trusted,
+            session: None,
+            last_check_s: 0.0,
+            last_attempt_s: None,
+            lost: false,
+            unscored: false,
+            previous: None,
+            run: 0,
+            reported: None,
+        })
+    }
+
+    /// Takes the stream's next frame; returns what it changed.
+    pub fn push(&mut self, f: &StreamFrame) -> Result<Vec<WatchEvent>, WatchError> {
+        let (frame, time_s) = (f.index, f.time_s);
+        if (f.frame.width(), f.frame.height()) != self.camera.size() {
+            return Err(WatchError::FrameSize {
+                frame,
+                got_width: f.frame.width(),
+                got_height: f.frame.height(),
+                want_width: self.camera.image_width,
+                want_height: self.camera.image_height,
+            });
+        }
+        let mut events = Vec::new();
+        if !f.index.is_multiple_of(self.cfg.every) {
+            return Ok(events);
+        }
+        match &self.session {
+            None => {
+                if self.last_attempt_s.is_some_and(|t| time_s - t < self.cfg.relocate_s) {
+                    return Ok(events);
+                }
+                self.last_attempt_s = Some(time_s);
+                match self.find_pose(f) {
+                    Ok((pose, report)) => {
+                        self.start_session(pose, report.clone())?;
+                        self.last_check_s = time_s;
+                        self.lost = false;
+                        events.push(WatchEvent::BoardFound { frame, time_s, pose: report });
+                    }
+                    Err(reason) => {
+                        if !self.lost {
+                            self.lost = true;
+                            events.push(WatchEvent::BoardLost { frame, time_s, reason });
+                        }
+                        return Ok(events);
+                    }
+                }
+            }
+            Some((session, _)) if !self.trusted && time_s - self.last_check_s >= self.cfg.recheck_s => {
+                self.last_check_s = time_s;
+                let current = *session.pose();
+                match self.check(f, current) {
+                    Ok(bp) => {
+                        let moved_px = self.image_shift_px(&current, &bp.pose);
+                        if moved_px > POSE_MOVED_PX {
+                            let report = PoseReport::located("given", &bp);
+                            self.start_session(bp.pose, report.clone())?;
+                            events.push(WatchEvent::PoseMoved { frame, time_s, moved_px, pose: report });
+                        }
+                    }
+                    Err(reason) => {
+                        self.hint = Some(current);
+                        self.session = None;
+                        self.lost = true;
+                        self.last_attempt_s = Some(time_s);
+                        events.push(WatchEvent::BoardLost { frame, time_s, reason });
+                        return Ok(events);
+                    }
+                }
+            }
+            Some(_) => {}
+        }
+        let Some((session, pose)) = self.session.as_mut() else { return Ok(events) };
+        match session.report(&f.frame, pose.clone(), self.foul) {
+            Ok(mut report) => {
+                if let Some(g) = &self.game {
+                    report.add_round_score(g.rules, &g.options, &self.board, g.first);
+                }
+                self.unscored = false;
+                let state = State::of(&report);
+                let same = self.previous.as_ref().is_some_and(|p| p.same(&state, self.cfg.still_mm));
+                self.run = if same { self.run + 1 } else { 1 };
+                let new = !self.reported.as_ref().is_some_and(|r| r.same(&state, self.cfg.still_mm));
+                if self.run == self.cfg.settle_frames && new {
+                    events.push(WatchEvent::Settled { frame, time_s, report: Box::new(report) });
+                    self.reported = Some(state.clone());
+                }
+                self.previous = Some(state);
+            }
+            Err(e) => {
+                self.run = 0;
+                self.previous = None;
+                if !self.unscored {
+                    self.unscored = true;
+                    events.push(WatchEvent::Unscored { frame, time_s, reason: e.to_string() });
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// The pose for a frame with no session: the hint checked against it (a
+    /// given pose, the pose before the board was lost), else a search from scratch.
+    fn find_pose(&mut self, f: &StreamFrame) -> Result<(CameraPose, PoseReport), String> {
+        if let Some(p) = self.hint {
+            if self.trusted {
+                return Ok((p, PoseReport::trusted(&p)));
+            }
+            if let Ok(bp) = self.check(f, p) {
+                return Ok((bp.pose, PoseReport::located("given", &bp)));
+            }
+        }
+        let u = self.undistorter.run(&f.frame).map_err(|e| e.to_string())?;
+        let bp = self.locator.run(&u).map_err(|e| e.to_string())?;
+        Ok((bp.pose, PoseReport::located("located", &bp)))
+    }
+
+    /// The pose `pose` refined against the frame's board edges, or why the board is not there.
+    fn check(&mut self, f: &StreamFrame, pose: CameraPose) -> Result<BoardPose, String> {
+        let u = self.undistorter.run(&f.frame).map_err(|e| e.to_string())?;
+        self.locator.refine_from(&u, pose).map_err(|e| e.to_string())
+    }
+
+    fn start_session(&mut self, pose: CameraPose, report: PoseReport) -> Result<(), WatchError> {
+        self.session = Some((Session::new(&self.board, &self.camera, &pose, self.detector.clone())?, report));
+        // A new pose: what was seen before is not comparable.
+        self.previous = None;
+        self.run = 0;
+        Ok(())
+    }
+
+    /// How far (pixels) the image of the playing surface's corners moves from one pose to another.
+    fn image_shift_px(&self, a: &CameraPose, b: &CameraPose) -> f64 {
+        let s = &self.board.surface;
+        [(-s.half_width(), 0.0), (s.half_width(), 0.0), (-s.half_width(), s.length_mm), (s.half_width(), s.length_mm)]
+            .into_iter()
+            .filter_map(|(x, y)| {
+                let p = BoardPoint3::new(x, y, 0.0);
+                Some(a.project(&self.camera, p)?.distance(b.project(&self.camera, p)?))
+            })
+            .fold(0.0, f64::max)
+    }
+}

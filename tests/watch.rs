@@ -1,0 +1,219 @@
+//! The long-running scorer on streams of rendered frames: each settled state
+//! reported once with the score the truth gives it, frames in motion never
+//! reported, a covered board lost and found again, and the `watch` command on
+//! a real video file (OpenCV's MJPEG AVI writer and reader).
+//!
+//! The frames are rendered from fixture 33 (a HoleyBoard, eight washers, one
+//! in a cup): state A is the scene as committed, state B the same scene with
+//! the washer in the cup taken out (red's 3 points gone).
+
+use boardcall::board::Board;
+use boardcall::calls::FoulLine;
+use boardcall::camera::Camera;
+use boardcall::detect::DetectorConfig;
+use boardcall::frame::{Frame, StreamFrame};
+use boardcall::piece::Team;
+use boardcall::render::scene::LoadedScene;
+use boardcall::render::Scene;
+use boardcall::watch::{PoseStart, RoundScoring, WatchConfig, WatchEvent, Watcher};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const SCENE: &str = "fixtures/scenes/33-holeyboard-plain";
+/// The washer lying in a cup in state A.
+const IN_THE_CUP: &str = "red#2";
+/// The stream's nominal frame rate.
+const FPS: f64 = 10.0;
+
+/// A rendered state: its frame and the points each side scores in it (the truth's).
+struct State {
+    frame: Frame,
+    points: serde_json::Value,
+}
+
+struct Stream {
+    board: Board,
+    camera: Camera,
+    a: State,
+    b: State,
+    /// The board covered (a blank frame).
+    covered: Frame,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn render_state(ls: &LoadedScene, name: &str) -> State {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let img = boardcall::render::render(ls, threads);
+    let path = std::env::temp_dir().join(format!("boardcall-watch-{name}-{}.png", std::process::id()));
+    img.save(&path).expect("write the frame");
+    let frame = Frame::load(&path).expect("decode the frame");
+    let _ = std::fs::remove_file(&path);
+    let truth = boardcall::render::truth::truth_for(ls, "image.png");
+    let points = truth.round_score.expect("round score")["holeyboard"]["rounds"][0]["points"].clone();
+    State { frame, points }
+}
+
+/// Rendered once for all tests (about a second a frame).
+fn stream() -> &'static Stream {
+    static STREAM: OnceLock<Stream> = OnceLock::new();
+    STREAM.get_or_init(|| {
+        let ls = Scene::load(&root().join(SCENE).join("scene.json")).expect("fixture scene");
+        let a = render_state(&ls, "a");
+        let mut without = ls.clone();
+        without.scene.pieces.retain(|p| p.id.to_string() != IN_THE_CUP);
+        assert_eq!(without.scene.pieces.len() + 1, ls.scene.pieces.len(), "{IN_THE_CUP} is in the scene");
+        let b = render_state(&without, "b");
+        assert_ne!(a.points, b.points, "the two states score differently");
+        let covered = Frame::from_mat(
+            opencv::core::Mat::new_rows_cols_with_default(
+                ls.scene.camera.intrinsics.image_height as i32,
+                ls.scene.camera.intrinsics.image_width as i32,
+                opencv::core::CV_8UC3,
+                opencv::core::Scalar::new(40.0, 60.0, 90.0, 0.0),
+            )
+            .expect("blank frame"),
+        )
+        .expect("frame");
+        Stream { board: ls.board.clone(), camera: ls.scene.camera.intrinsics, a, b, covered }
+    })
+}
+
+fn watcher(s: &Stream, cfg: WatchConfig) -> Watcher {
+    let game = RoundScoring { rules: "holeyboard".parse().expect("game"), options: Vec::new(), first: Team::Red };
+    Watcher::new(&s.board, &s.camera, PoseStart::Locate, DetectorConfig::default(), FoulLine::Long, Some(game), cfg).expect("watcher")
+}
+
+/// Runs frames through a watcher; every event with the frame it came at.
+fn run(w: &mut Watcher, frames: &[&Frame]) -> Vec<WatchEvent> {
+    frames
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| {
+            let sf = StreamFrame { index: i as u64, time_s: i as f64 / FPS, frame: (*f).clone() };
+            w.push(&sf).expect("push")
+        })
+        .collect()
+}
+
+fn settled_points(events: &[WatchEvent]) -> Vec<(u64, serde_json::Value)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            WatchEvent::Settled { frame, report, .. } => {
+                assert!(!report.needs_review, "frame {frame} needs review: {:?}", report.review_reasons);
+                Some((*frame, report.score.as_ref().expect("round score")["rounds"][0]["points"].clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_settled_state_is_reported_once_with_its_score() {
+    let s = stream();
+    let mut w = watcher(s, WatchConfig::default());
+    let frames = [&s.a.frame, &s.a.frame, &s.a.frame, &s.a.frame, &s.b.frame, &s.b.frame, &s.b.frame, &s.b.frame, &s.b.frame];
+    let events = run(&mut w, &frames);
+    assert!(matches!(events.first(), Some(WatchEvent::BoardFound { frame: 0, .. })), "{events:?}");
+    // Settled after SETTLE_FRAMES agreeing frames: A at its third frame, B at its third (frame 6).
+    assert_eq!(settled_points(&events), vec![(2, s.a.points.clone()), (6, s.b.points.clone())]);
+    assert!(!events.iter().any(|e| matches!(e, WatchEvent::BoardLost { .. } | WatchEvent::Unscored { .. })), "{events:?}");
+}
+
+#[test]
+fn frames_in_motion_are_not_reported() {
+    let s = stream();
+    let mut w = watcher(s, WatchConfig::default());
+    // The state changes every frame: nothing ever settles.
+    let frames = [&s.a.frame, &s.b.frame, &s.a.frame, &s.b.frame, &s.a.frame, &s.b.frame];
+    let events = run(&mut w, &frames);
+    assert!(settled_points(&events).is_empty(), "{events:?}");
+    // Once it stops changing, it is reported.
+    let mut w = watcher(s, WatchConfig { settle_frames: 2, ..WatchConfig::default() });
+    let events = run(&mut w, &[&s.a.frame, &s.b.frame, &s.a.frame, &s.a.frame]);
+    assert_eq!(settled_points(&events), vec![(3, s.a.points.clone())]);
+}
+
+#[test]
+fn a_covered_board_is_lost_then_found_and_an_unchanged_state_not_repeated() {
+    let s = stream();
+    // Check the pose on every frame; retry at once when the board is gone.
+    let cfg = WatchConfig { recheck_s: 0.0, relocate_s: 0.0, ..WatchConfig::default() };
+    let mut w = watcher(s, cfg);
+    let a = &s.a.frame;
+    let frames = [a, a, a, &s.covered, &s.covered, a, a, a, a];
+    let events = run(&mut w, &frames);
+    let kinds: Vec<(&str, u64)> = events
+        .iter()
+        .map(|e| match e {
+            WatchEvent::BoardFound { frame, .. } => ("found", *frame),
+            WatchEvent::PoseMoved { frame, .. } => ("moved", *frame),
+            WatchEvent::BoardLost { frame, .. } => ("lost", *frame),
+            WatchEvent::Settled { frame, .. } => ("settled", *frame),
+            WatchEvent::Unscored { frame, .. } => ("unscored", *frame),
+            WatchEvent::End { frames, .. } => ("end", *frames),
+        })
+        .collect();
+    // Lost once at the first covered frame (not again at the second), found again at
+    // the next clear one; state A settles again after it but is not reported twice.
+    assert_eq!(kinds, vec![("found", 0), ("settled", 2), ("lost", 3), ("found", 5)]);
+}
+
+#[test]
+fn bad_settings_and_frames_are_errors() {
+    let s = stream();
+    let game = None;
+    let bad = WatchConfig { every: 0, ..WatchConfig::default() };
+    assert!(Watcher::new(&s.board, &s.camera, PoseStart::Locate, DetectorConfig::default(), FoulLine::Long, game, bad).is_err());
+    let mut w = watcher(s, WatchConfig::default());
+    let small = Frame::from_mat(
+        opencv::core::Mat::new_rows_cols_with_default(10, 10, opencv::core::CV_8UC3, opencv::core::Scalar::all(0.0)).expect("mat"),
+    )
+    .expect("frame");
+    let e = w.push(&StreamFrame { index: 0, time_s: 0.0, frame: small }).unwrap_err();
+    assert!(e.to_string().contains("10x10"), "{e}");
+}
+
+#[test]
+fn the_watch_command_reads_a_video_file() {
+    use opencv::prelude::*;
+    use opencv::videoio::{VideoWriter, VideoWriterTrait};
+    let s = stream();
+    let dir = std::env::temp_dir().join(format!("boardcall-watch-video-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let video = dir.join("match.avi");
+    let size = opencv::core::Size::new(s.camera.image_width as i32, s.camera.image_height as i32);
+    // OpenCV's own MJPEG AVI writer: no codec library needed.
+    let fourcc = VideoWriter::fourcc('M', 'J', 'P', 'G').expect("fourcc");
+    let mut writer = VideoWriter::new_with_backend(video.to_str().expect("path"), opencv::videoio::CAP_OPENCV_MJPEG, fourcc, FPS, size, true)
+        .expect("video writer");
+    assert!(writer.is_opened().expect("opened"), "OpenCV cannot write {}", video.display());
+    for f in [&s.a.frame, &s.a.frame, &s.a.frame, &s.b.frame, &s.b.frame, &s.b.frame] {
+        writer.write(f.image()).expect("write a frame");
+    }
+    writer.release().expect("close the video");
+    let camera_file = root().join(SCENE).join("camera.yaml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_boardcall"))
+        .args(["watch", video.to_str().unwrap(), "--board", "holeyboard", "--game", "holeyboard", "--camera", camera_file.to_str().unwrap()])
+        .output()
+        .expect("run boardcall watch");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("one JSON object a line")).collect();
+    let events: Vec<&str> = lines.iter().map(|l| l["event"].as_str().expect("event")).collect();
+    assert_eq!(events, ["board_found", "settled", "settled", "end"], "{lines:?}");
+    assert_eq!(lines[1]["report"]["score"]["rounds"][0]["points"], s.a.points);
+    assert_eq!(lines[2]["report"]["score"]["rounds"][0]["points"], s.b.points);
+    assert_eq!(lines[3]["frames"], 6);
+    // A source that cannot be opened is invalid input (exit 3).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_boardcall"))
+        .args(["watch", "no-such-video.avi", "--board", "holeyboard", "--camera", "fixtures/scenes/33-holeyboard-plain/camera.yaml"])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .output()
+        .expect("run boardcall watch");
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+}
