@@ -254,6 +254,26 @@ mod bad_input {
     }
 
     #[test]
+    fn a_frame_of_another_board_is_refused_not_scored() {
+        // The operator names the wrong board: its outline may fit part of the real
+        // board's edges, but its lines, holes or gate bar do not confirm it.
+        for (name, wrong) in [
+            ("00-shuffleboard-22ft-plain", "holeyboard"),
+            ("33-holeyboard-plain", "yocu-9"),
+            ("33-holeyboard-plain", "sjoelbak"),
+            ("16-sjoelbak-plain", "yocu-4"),
+        ] {
+            let f = fixture(name);
+            let frame = Frame::load(&f.image_path()).unwrap();
+            let board = Board::load(wrong).unwrap();
+            let e = score_frame(&frame, &board, &f.camera, PoseInput::Locate(LocateConfig::default()), DetectorConfig::default(), FoulLine::Long)
+                .map(|(r, _)| r.pieces.len())
+                .unwrap_err();
+            assert!(matches!(&e, ScoreError::Locate(l) if l.is_refusal()), "{name} as {wrong}: {e}");
+        }
+    }
+
+    #[test]
     fn a_frame_of_the_wrong_size_is_a_clear_error() {
         let f = fixture("00-shuffleboard-22ft-plain");
         let other = fixture("16-sjoelbak-plain");
