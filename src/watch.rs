@@ -7,11 +7,13 @@
 //! calls of weights still sliding; instead the watcher scores every `every`-th
 //! frame and reports a state only once it has *settled*: the same pieces with
 //! the same calls, none moved more than [`WatchConfig::still_mm`], over
-//! [`WatchConfig::settle_frames`] scored frames in a row. A settled state is
+//! [`WatchConfig::settle_frames`] scored frames in a row, with no motion over
+//! the board between them (a hand is never perfectly still). A settled state is
 //! reported once, as a `settled` event carrying the frame's full report
-//! (`docs/report-format.md`); the next report comes when the board settles
-//! into a different state. A hand over the board is part of the state: its
-//! colour makes the frame's report `needs_review` rather than a score.
+//! (`docs/report-format.md`), once the pose has been checked against that
+//! frame (a hand held still or a cloth over the board hides the board's lines
+//! or holes, and refuses); the next report comes when the board settles into a
+//! different state.
 //!
 //! The pose is the one expensive stage (`locate`, 0.3-4 s). It is found once
 //! (or taken from a pose file), checked against the frame's board edges every
@@ -57,6 +59,22 @@ pub const RELOCATE_SECONDS: f64 = 2.0;
 /// adopted, and the detector rebuilt for it: half a pixel is well above the
 /// check's own noise (~0.1 px) and below what biases a measurement visibly.
 pub const POSE_MOVED_PX: f64 = 0.5;
+
+/// Motion is measured on blocks of this many pixels a side: the mean grey
+/// level of a 16x16 block moves by ~0.3 levels with sensor noise (sigma ~3
+/// levels, averaged over 256 pixels and differenced), by tens where a hand or
+/// a piece moves through it.
+pub const MOTION_BLOCK_PX: i32 = 16;
+
+/// A block whose mean grey level changed by more than this between scored
+/// frames holds motion: ten times the noise above, above the frame-to-frame
+/// flicker of video compression (a level or two), far below a hand's change.
+pub const MOTION_GREY_LEVELS: f32 = 3.0;
+
+/// Motion counts within this distance (mm) of the playing surface: a hand
+/// reaching in, a washer settling on the ground beside the board; players
+/// moving further away do not keep the board from settling.
+pub const MOTION_MARGIN_MM: f64 = 150.0;
 
 /// How the watcher samples and judges the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -185,9 +203,13 @@ pub struct Watcher {
     /// An `unscored` has been said for the current run of failing frames.
     unscored: bool,
     previous: Option<State>,
-    /// Scored frames in a row agreeing with `previous`.
+    /// Scored frames in a row agreeing with `previous`, with no motion over the board.
     run: usize,
     reported: Option<State>,
+    /// Which motion blocks see the board (for the session's pose).
+    board_blocks: Vec<bool>,
+    /// The last scored frame's block means.
+    last_blocks: Option<Vec<f32>>,
 }
 
 impl Watcher {
@@ -235,6 +257,8 @@ impl Watcher {
             previous: None,
             run: 0,
             reported: None,
+            board_blocks: Vec::new(),
+            last_blocks: None,
         })
     }
 
@@ -289,10 +313,7 @@ impl Watcher {
                         }
                     }
                     Err(reason) => {
-                        self.hint = Some(current);
-                        self.session = None;
-                        self.lost = true;
-                        self.last_attempt_s = Some(time_s);
+                        self.lose(current, time_s);
                         events.push(WatchEvent::BoardLost { frame, time_s, reason });
                         return Ok(events);
                     }
@@ -300,22 +321,51 @@ impl Watcher {
             }
             Some(_) => {}
         }
+        let blocks = block_means(&f.frame)?;
+        let moving = self.last_blocks.as_ref().is_some_and(|last| {
+            last.iter().zip(&blocks).zip(&self.board_blocks).any(|((a, b), on_board)| *on_board && (a - b).abs() > MOTION_GREY_LEVELS)
+        });
+        self.last_blocks = Some(blocks);
         let Some((session, pose)) = self.session.as_mut() else { return Ok(events) };
         match session.report(&f.frame, pose.clone(), self.foul) {
             Ok(mut report) => {
-                if let Some(g) = &self.game {
-                    report.add_round_score(g.rules, &g.options, &self.board, g.first);
-                }
                 self.unscored = false;
                 let state = State::of(&report);
-                let same = self.previous.as_ref().is_some_and(|p| p.same(&state, self.cfg.still_mm));
+                let same = !moving && self.previous.as_ref().is_some_and(|p| p.same(&state, self.cfg.still_mm));
                 self.run = if same { self.run + 1 } else { 1 };
                 let new = !self.reported.as_ref().is_some_and(|r| r.same(&state, self.cfg.still_mm));
+                self.previous = Some(state.clone());
                 if self.run == self.cfg.settle_frames && new {
+                    // Before a state is reported, the board is checked to be where the
+                    // pose says and in view: a still hand or a cloth over it refuses.
+                    if !self.trusted {
+                        self.last_check_s = time_s;
+                        let current = *session.pose();
+                        match self.check(f, current) {
+                            Ok(bp) if self.image_shift_px(&current, &bp.pose) > POSE_MOVED_PX => {
+                                let moved_px = self.image_shift_px(&current, &bp.pose);
+                                let moved = PoseReport::located("given", &bp);
+                                self.start_session(bp.pose, moved.clone())?;
+                                events.push(WatchEvent::PoseMoved { frame, time_s, moved_px, pose: moved.clone() });
+                                let (session, _) = self.session.as_mut().expect("just started");
+                                report = session.report(&f.frame, moved, self.foul)?;
+                                self.previous = Some(State::of(&report));
+                                self.run = self.cfg.settle_frames;
+                            }
+                            Ok(_) => {}
+                            Err(reason) => {
+                                self.lose(current, time_s);
+                                events.push(WatchEvent::BoardLost { frame, time_s, reason });
+                                return Ok(events);
+                            }
+                        }
+                    }
+                    if let Some(g) = &self.game {
+                        report.add_round_score(g.rules, &g.options, &self.board, g.first);
+                    }
+                    self.reported = self.previous.clone();
                     events.push(WatchEvent::Settled { frame, time_s, report: Box::new(report) });
-                    self.reported = Some(state.clone());
                 }
-                self.previous = Some(state);
             }
             Err(e) => {
                 self.run = 0;
@@ -356,7 +406,28 @@ impl Watcher {
         // A new pose: what was seen before is not comparable.
         self.previous = None;
         self.run = 0;
+        // The motion blocks whose centre sees the board (or just beside it).
+        let (cols, rows) = (self.camera.image_width as i32 / MOTION_BLOCK_PX, self.camera.image_height as i32 / MOTION_BLOCK_PX);
+        let s = &self.board.surface;
+        let near = |p: BoardPoint| p.x_mm.abs() <= s.half_width() + MOTION_MARGIN_MM && (-MOTION_MARGIN_MM..=s.length_mm + MOTION_MARGIN_MM).contains(&p.y_mm);
+        self.board_blocks = (0..rows * cols)
+            .map(|i| {
+                let half = MOTION_BLOCK_PX as f64 / 2.0;
+                let px = crate::geom::PixelPoint::new(((i % cols) * MOTION_BLOCK_PX) as f64 + half, ((i / cols) * MOTION_BLOCK_PX) as f64 + half);
+                pose.back_project(&self.camera, px, 0.0).is_some_and(near)
+            })
+            .collect();
         Ok(())
+    }
+
+    /// The board is not where `pose` says: no scoring until it is found again, from `pose` first.
+    fn lose(&mut self, pose: CameraPose, time_s: f64) {
+        self.hint = Some(pose);
+        self.session = None;
+        self.lost = true;
+        self.last_attempt_s = Some(time_s);
+        self.previous = None;
+        self.run = 0;
     }
 
     /// How far (pixels) the image of the playing surface's corners moves from one pose to another.
@@ -370,4 +441,29 @@ impl Watcher {
             })
             .fold(0.0, f64::max)
     }
+}
+
+/// The frame's mean grey level over blocks of [`MOTION_BLOCK_PX`] (the image's
+/// right and bottom remainders left out), row by row.
+fn block_means(frame: &crate::frame::Frame) -> Result<Vec<f32>, FrameError> {
+    use opencv::core::{Mat, Rect, Size};
+    use opencv::prelude::*;
+    let cv = |context: &str, source: opencv::Error| FrameError::OpenCv { context: context.into(), source };
+    let (cols, rows) = (frame.width() as i32 / MOTION_BLOCK_PX, frame.height() as i32 / MOTION_BLOCK_PX);
+    let mut grey = Mat::default();
+    opencv::imgproc::cvt_color_def(frame.image(), &mut grey, opencv::imgproc::COLOR_BGR2GRAY).map_err(|e| cv("grey", e))?;
+    let whole = Mat::roi(&grey, Rect::new(0, 0, cols * MOTION_BLOCK_PX, rows * MOTION_BLOCK_PX)).map_err(|e| cv("motion blocks", e))?;
+    // In floats, so the block means are not rounded to whole levels.
+    let mut float = Mat::default();
+    whole.convert_to(&mut float, opencv::core::CV_32F, 1.0, 0.0).map_err(|e| cv("motion blocks", e))?;
+    let mut small = Mat::default();
+    // Area interpolation averages each block exactly when the size divides.
+    opencv::imgproc::resize(&float, &mut small, Size::new(cols, rows), 0.0, 0.0, opencv::imgproc::INTER_AREA).map_err(|e| cv("motion blocks", e))?;
+    let mut out = Vec::with_capacity((cols * rows) as usize);
+    for r in 0..rows {
+        for c in 0..cols {
+            out.push(*small.at_2d::<f32>(r, c).map_err(|e| cv("motion blocks", e))?);
+        }
+    }
+    Ok(out)
 }

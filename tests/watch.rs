@@ -1,7 +1,8 @@
 //! The long-running scorer on streams of rendered frames: each settled state
 //! reported once with the score the truth gives it, frames in motion never
-//! reported, a covered board lost and found again, and the `watch` command on
-//! a real video file (OpenCV's MJPEG AVI writer and reader).
+//! reported, a covered board lost and found again, a hand over the board
+//! (moving, or held still) never reported as the board's state, and the
+//! `watch` command on a real video file (OpenCV's MJPEG AVI writer and reader).
 //!
 //! The frames are rendered from fixture 33 (a HoleyBoard, eight washers, one
 //! in a cup): state A is the scene as committed, state B the same scene with
@@ -38,6 +39,8 @@ struct Stream {
     b: State,
     /// The board covered (a blank frame).
     covered: Frame,
+    /// Where the washer in the cup is in the image (pixels).
+    cup_px: (f64, f64),
 }
 
 fn root() -> PathBuf {
@@ -77,8 +80,34 @@ fn stream() -> &'static Stream {
             .expect("blank frame"),
         )
         .expect("frame");
-        Stream { board: ls.board.clone(), camera: ls.scene.camera.intrinsics, a, b, covered }
+        let truth = boardcall::render::truth::truth_for(&ls, "image.png");
+        let cup = truth.pieces.iter().find(|p| p.id.to_string() == IN_THE_CUP).expect("the washer in the cup").image_centre.expect("in view");
+        Stream { board: ls.board.clone(), camera: ls.scene.camera.intrinsics, a, b, covered, cup_px: (cup.u, cup.v) }
     })
+}
+
+/// Frame `base` with a hand (skin-coloured palm and four fingers) over the
+/// washer in the cup and an arm reaching in from the frame's right edge,
+/// `shift` pixels to the left of its first place.
+fn with_hand(s: &Stream, base: &Frame, shift: i32) -> Frame {
+    use opencv::core::{Point, Scalar, Size, Vector};
+    use opencv::imgproc;
+    let mut img = base.image().clone();
+    let (cx, cy) = (s.cup_px.0 as i32 - shift, s.cup_px.1 as i32);
+    let w = s.camera.image_width as i32;
+    let skin = Scalar::new(120.0, 150.0, 205.0, 0.0); // BGR
+    let arm: Vector<Point> = [(cx - 70, cy - 60), (cx + 40, cy - 80), (w + 10, cy - 150), (w + 10, cy + 40), (cx + 40, cy + 70), (cx - 60, cy + 60)]
+        .into_iter()
+        .map(|(x, y)| Point::new(x, y))
+        .collect();
+    let mut polys: Vector<Vector<Point>> = Vector::new();
+    polys.push(arm);
+    imgproc::fill_poly_def(&mut img, &polys, skin).expect("draw the arm");
+    for k in 0..4 {
+        let centre = Point::new(cx - 85, cy - 45 + 30 * k);
+        imgproc::ellipse_def(&mut img, centre, Size::new(45, 11), 0.0, 0.0, 360.0, skin).expect("draw a finger");
+    }
+    Frame::from_mat(img).expect("frame")
 }
 
 fn watcher(s: &Stream, cfg: WatchConfig) -> Watcher {
@@ -146,7 +175,14 @@ fn a_covered_board_is_lost_then_found_and_an_unchanged_state_not_repeated() {
     let a = &s.a.frame;
     let frames = [a, a, a, &s.covered, &s.covered, a, a, a, a];
     let events = run(&mut w, &frames);
-    let kinds: Vec<(&str, u64)> = events
+    // Lost once at the first covered frame (not again at the second), found again at
+    // the next clear one; state A settles again after it but is not reported twice.
+    assert_eq!(kinds(&events), vec![("found", 0), ("settled", 2), ("lost", 3), ("found", 5)]);
+}
+
+/// Each event as (kind, frame).
+fn kinds(events: &[WatchEvent]) -> Vec<(&'static str, u64)> {
+    events
         .iter()
         .map(|e| match e {
             WatchEvent::BoardFound { frame, .. } => ("found", *frame),
@@ -156,10 +192,34 @@ fn a_covered_board_is_lost_then_found_and_an_unchanged_state_not_repeated() {
             WatchEvent::Unscored { frame, .. } => ("unscored", *frame),
             WatchEvent::End { frames, .. } => ("end", *frames),
         })
-        .collect();
-    // Lost once at the first covered frame (not again at the second), found again at
-    // the next clear one; state A settles again after it but is not reported twice.
-    assert_eq!(kinds, vec![("found", 0), ("settled", 2), ("lost", 3), ("found", 5)]);
+        .collect()
+}
+
+#[test]
+fn a_hand_moving_over_the_board_is_never_reported() {
+    let s = stream();
+    let mut w = watcher(s, WatchConfig::default());
+    let a = &s.a.frame;
+    // The hand hides the washer in the cup (red's 3 points) while it moves.
+    let hands: Vec<Frame> = (0..4).map(|k| with_hand(s, a, 4 * k)).collect();
+    let frames = [a, a, a, &hands[0], &hands[1], &hands[2], &hands[3], a, a, a];
+    let events = run(&mut w, &frames);
+    // A is reported; nothing while the hand moves; A again once it is gone is not new.
+    assert_eq!(kinds(&events), vec![("found", 0), ("settled", 2)], "{events:?}");
+}
+
+#[test]
+fn a_still_hand_over_the_board_is_refused_not_scored() {
+    let s = stream();
+    let mut w = watcher(s, WatchConfig { relocate_s: 0.0, ..WatchConfig::default() });
+    let a = &s.a.frame;
+    let hand = with_hand(s, a, 0);
+    let frames = [a, a, a, &hand, &hand, &hand, &hand, a, a, a, a];
+    let events = run(&mut w, &frames);
+    // The hand held still settles a state without the washer in the cup; the board
+    // check before it is reported finds the hole hidden: lost, found again once the
+    // hand is gone, and A (unchanged) not reported twice.
+    assert_eq!(kinds(&events), vec![("found", 0), ("settled", 2), ("lost", 5), ("found", 7)], "{events:?}");
 }
 
 #[test]
