@@ -1,7 +1,7 @@
 //! Pipeline speed per stage on 1920x1080 frames (issue 7), one thread: undistort,
 //! locate from scratch, detect with a known pose (detector built once), one
-//! outline fit, the rules engine on an event log, and the whole `score` path with
-//! the camera and pose reused. Targets: the `score` path <= 10 ms per frame with
+//! outline fit, the rules engine on an event log, the whole `score` path with
+//! the camera and pose reused, and one frame of a watched stream. Targets: the `score` path <= 10 ms per frame with
 //! the pose reused, `locate` from scratch <= 100 ms. Figures: BENCHMARKS.md.
 //!
 //! The frames are rendered at start-up from the committed scenes in
@@ -17,7 +17,7 @@ use boardcall::frame::Frame;
 use boardcall::geom::Footprint;
 use boardcall::measure::{fit_circle, ColourView, FitConfig};
 use boardcall::render::truth::truth_for;
-use boardcall::score::{call_detections, score_frame, PoseInput};
+use boardcall::score::{score_frame, PoseInput, PoseReport, Session};
 use criterion::{criterion_group, criterion_main, Criterion};
 use opencv::prelude::MatTraitConstManual;
 use std::hint::black_box;
@@ -131,23 +131,33 @@ fn stages(c: &mut Criterion) {
     }
     g.finish();
 
-    // The whole per-frame path of a fixed camera: the frame is decoded, the pose
-    // and the detector (its per-pose grid) are reused; detect, measure and call.
+    // The whole per-frame path of a fixed camera, as `boardcall watch` runs it
+    // between pose checks: the frame is decoded, the pose and the scoring
+    // session (detector with its per-pose grid, hole-state model on washer
+    // boards) are reused; detect, measure, call and build the frame's report.
     let mut g = group(c, "score_pose_reused_1920x1080", 2);
     for b in &benches {
-        let mut det = Detector::new(DetectorConfig::default(), &b.board, &b.camera, &b.pose).expect("detector");
-        // Washer boards: the learned hole-state model's corrections are part of the path.
-        let washers = b.board.washer().is_some();
-        let mut model = boardcall::model::HoleClassifier::embedded().expect("model");
+        let mut session = Session::new(&b.board, &b.camera, &b.pose, DetectorConfig::default()).expect("session");
+        let pose = PoseReport::trusted(&b.pose);
+        g.bench_function(b.name, |x| x.iter(|| session.report(black_box(&b.frame), pose.clone(), FoulLine::Long).expect("report")));
+    }
+    g.finish();
+
+    // One frame of a live stream (`boardcall watch` with a trusted pose): the
+    // session's report plus the motion check and the comparison with the
+    // previous frame's state.
+    let mut g = group(c, "watch_per_frame_1920x1080", 2);
+    for b in &benches {
+        use boardcall::watch::{PoseStart, WatchConfig, Watcher};
+        let mut w = Watcher::new(&b.board, &b.camera, PoseStart::Trusted(b.pose), DetectorConfig::default(), FoulLine::Long, None, WatchConfig::default())
+            .expect("watcher");
+        let mut f = boardcall::frame::StreamFrame { index: 0, time_s: 0.0, frame: b.frame.clone() };
         g.bench_function(b.name, |x| {
             x.iter(|| {
-                let v = view(black_box(&b.frame));
-                let mut d = det.detect(&v).expect("detect");
-                if washers {
-                    let states = model.classify(&v, &b.camera, &b.pose, &b.board).expect("classify");
-                    boardcall::model::refine_washers(&b.board, &states, &mut d);
-                }
-                call_detections(&b.board, &d, FoulLine::Long, 0.0)
+                // The next frame of a 30 fps stream (the same pixels: a board at rest).
+                f.index += 1;
+                f.time_s = f.index as f64 / 30.0;
+                w.push(black_box(&f)).expect("push")
             })
         });
     }
