@@ -65,16 +65,8 @@ enum Command {
         /// A built-in board name, NAME@VARIANT, or a board file.
         #[arg(long)]
         board: String,
-        /// The game whose round to score (knock-off, tap-and-draw, horse-collar, baseball,
-        /// crazy-eight, holeyboard, yocu-4, yocu-9, sjoelen); without it only the calls are given.
-        #[arg(long)]
-        game: Option<String>,
-        /// Game options, as for `boardcall game` (repeatable).
-        #[arg(long = "option", value_name = "KEY=VALUE")]
-        options: Vec<String>,
-        /// Knock Off, Tap & Draw, washer games: the team that threw first this round.
-        #[arg(long, default_value = "red")]
-        first: String,
+        #[command(flatten)]
+        round: RoundArgs,
         /// The camera file (OpenCV FileStorage YAML, from `boardcall calibrate`).
         #[arg(long)]
         camera: std::path::PathBuf,
@@ -85,9 +77,6 @@ enum Command {
         /// With --pose: use it without checking it against the frame (fastest; only for a rigid mount with a clear view).
         #[arg(long, requires = "pose")]
         trust_pose: bool,
-        /// Shuffleboard without --game: the designated foul line (with a game, its `foul_line` option decides).
-        #[arg(long, value_enum, default_value = "long")]
-        foul_line: FoulArg,
         /// Pretty-print the JSON (default: one line).
         #[arg(long)]
         json: bool,
@@ -157,15 +146,8 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         /// The camera file (OpenCV FileStorage YAML, from `boardcall calibrate`); the stream's frames must have its size.
         #[arg(long)]
         camera: std::path::PathBuf,
-        /// The game whose round each settled state is scored as (as for `score`).
-        #[arg(long)]
-        game: Option<String>,
-        /// Game options, as for `boardcall game` (repeatable).
-        #[arg(long = "option", value_name = "KEY=VALUE")]
-        options: Vec<String>,
-        /// Knock Off, Tap & Draw, washer games: the team that threw first this round.
-        #[arg(long, default_value = "red")]
-        first: String,
+        #[command(flatten)]
+        round: RoundArgs,
         /// A pose file (from `boardcall locate -o`): checked against the first frame instead of a search from scratch.
         #[arg(long)]
         pose: Option<std::path::PathBuf>,
@@ -184,9 +166,6 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         /// Seconds of stream time between checks of the pose against the frame.
         #[arg(long, default_value_t = boardcall::watch::RECHECK_SECONDS)]
         recheck_s: f64,
-        /// Shuffleboard without --game: the designated foul line (with a game, its `foul_line` option decides).
-        #[arg(long, value_enum, default_value = "long")]
-        foul_line: FoulArg,
         /// Classical detection only: no hole-state model correcting washer calls.
         #[arg(long)]
         no_model: bool,
@@ -361,6 +340,37 @@ Exit code 4 when the board is not found or the fit is poor.")]
     },
 }
 
+/// How a frame's pieces are scored as a round: shared by `score` and `watch`.
+#[derive(clap::Args)]
+struct RoundArgs {
+    /// The game whose round to score (knock-off, tap-and-draw, horse-collar, baseball,
+    /// crazy-eight, holeyboard, yocu-4, yocu-9, sjoelen); without it only the calls are given.
+    #[arg(long)]
+    game: Option<String>,
+    /// Game options, as for `boardcall game` (repeatable).
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// Knock Off, Tap & Draw, washer games: the team that threw first this round.
+    #[arg(long, default_value = "red")]
+    first: String,
+    /// Shuffleboard without --game: the designated foul line (with a game, its `foul_line` option decides).
+    #[arg(long, value_enum, default_value = "long")]
+    foul_line: FoulArg,
+}
+
+impl RoundArgs {
+    /// The foul line the calls use: the game's, else --foul-line.
+    fn foul(&self) -> Result<FoulLine> {
+        game_foul_line(self.game.as_deref(), &self.options, self.foul_line)
+    }
+
+    /// The round scoring, when a game was named.
+    fn scoring(&self) -> Result<Option<boardcall::score::RoundScoring>> {
+        let Some(game) = self.game.as_deref() else { return Ok(None) };
+        Ok(Some(boardcall::score::RoundScoring { rules: game.parse()?, options: self.options.clone(), first: self.first.parse()? }))
+    }
+}
+
 #[derive(Subcommand)]
 enum BoardAction {
     /// Print a board's geometry as JSON in the board frame (mm).
@@ -462,7 +472,7 @@ fn detector_config(no_model: bool) -> boardcall::detect::DetectorConfig {
 fn run(cli: Cli) -> Result<()> {
     let cores = || std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     match cli.command {
-        Command::Score { image, board, game, options, first, camera, pose, trust_pose, foul_line, json, annotate, no_model } => {
+        Command::Score { image, board, round, camera, pose, trust_pose, json, annotate, no_model } => {
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
             let frame = boardcall::frame::Frame::load(&image)?;
@@ -471,14 +481,12 @@ fn run(cli: Cli) -> Result<()> {
                 Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),
                 None => boardcall::score::PoseInput::Locate(boardcall::locate::LocateConfig::default()),
             };
-            let rules: Option<boardcall::rules::Rules> = game.as_deref().map(str::parse).transpose()?;
+            let scoring = round.scoring()?;
             // The game's designated foul line, when it has one, decides zone 1 / short.
-            let foul = game_foul_line(game.as_deref(), &options, foul_line)?;
-            let first: boardcall::piece::Team = first.parse()?;
             let (mut report, camera_pose) =
-                boardcall::score::score_frame(&frame, &b, &cam, pose_input, detector_config(no_model), foul)?;
-            if let Some(rules) = rules {
-                report.add_round_score(rules, &options, &b, first);
+                boardcall::score::score_frame(&frame, &b, &cam, pose_input, detector_config(no_model), round.foul()?)?;
+            if let Some(g) = scoring {
+                report.add_round_score(&g, &b);
             }
             if let Some(out) = annotate {
                 let img = boardcall::score::annotate(&frame, &cam, &camera_pose, &b, &report)?;
@@ -517,8 +525,8 @@ fn run(cli: Cli) -> Result<()> {
                 say!("{}: {}: {} ({})", item.piece.id, item.gap, item.verdict, item.confidence);
             }
         }
-        Command::Watch { source, board, camera, game, options, first, pose, trust_pose, every, settle, still_mm, recheck_s, foul_line, no_model } => {
-            use boardcall::watch::{PoseStart, RoundScoring, WatchConfig, WatchEvent, Watcher};
+        Command::Watch { source, board, camera, round, pose, trust_pose, every, settle, still_mm, recheck_s, no_model } => {
+            use boardcall::watch::{PoseStart, WatchConfig, WatchEvent, Watcher};
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
             let start = match pose {
@@ -526,13 +534,8 @@ fn run(cli: Cli) -> Result<()> {
                 Some(p) => PoseStart::Given(boardcall::camera::CameraPose::load(&p)?),
                 None => PoseStart::Locate,
             };
-            let foul = game_foul_line(game.as_deref(), &options, foul_line)?;
-            let game = match game.as_deref() {
-                Some(g) => Some(RoundScoring { rules: g.parse()?, options: options.clone(), first: first.parse()? }),
-                None => None,
-            };
             let cfg = WatchConfig { every, settle_frames: settle, still_mm, recheck_s, ..WatchConfig::default() };
-            let mut watcher = Watcher::new(&b, &cam, start, detector_config(no_model), foul, game, cfg)?;
+            let mut watcher = Watcher::new(&b, &cam, start, detector_config(no_model), round.foul()?, round.scoring()?, cfg)?;
             let mut stream = boardcall::frame::FrameSource::open(&source)?;
             let (mut frames, mut last_time) = (0u64, 0.0f64);
             while let Some(f) = stream.next_frame()? {

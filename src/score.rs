@@ -185,11 +185,21 @@ pub struct FrameReport {
     pub review_reasons: Vec<String>,
 }
 
+/// The game a frame's pieces are scored as a round of.
+#[derive(Debug, Clone)]
+pub struct RoundScoring {
+    pub rules: crate::rules::Rules,
+    /// Game options (`KEY=VALUE`), as for `boardcall game`.
+    pub options: Vec<String>,
+    /// The team that threw first this round.
+    pub first: Team,
+}
+
 impl FrameReport {
     /// Adds the round's score by the rules engine ([`score_round`]), or, where
     /// none can be given from this frame, the reason, as a review reason.
-    pub fn add_round_score(&mut self, rules: crate::rules::Rules, options: &[String], board: &Board, first: Team) {
-        match score_round(rules, options, board, first, &self.pieces) {
+    pub fn add_round_score(&mut self, game: &RoundScoring, board: &Board) {
+        match score_round(game.rules, &game.options, board, game.first, &self.pieces) {
             Ok(v) => self.score = Some(v),
             Err(why) => {
                 self.needs_review = true;

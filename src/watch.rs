@@ -31,7 +31,7 @@ use crate::frame::{FrameError, StreamFrame};
 use crate::geom::{BoardPoint, BoardPoint3};
 use crate::locate::{BoardPose, LocateConfig, Locator};
 use crate::piece::{PieceKind, Team};
-use crate::score::{FrameReport, PoseReport, ScoreError, Session};
+use crate::score::{FrameReport, PoseReport, RoundScoring, ScoreError, Session};
 use crate::undistort::{UndistortConfig, Undistorter};
 use serde::{Deserialize, Serialize};
 
@@ -107,15 +107,6 @@ pub enum PoseStart {
     Given(CameraPose),
     /// A pose file's, never checked: a rigid mount whose view is known to be clear.
     Trusted(CameraPose),
-}
-
-/// The game whose round each settled state is scored as.
-#[derive(Debug, Clone)]
-pub struct RoundScoring {
-    pub rules: crate::rules::Rules,
-    pub options: Vec<String>,
-    /// The team that threw first this round.
-    pub first: Team,
 }
 
 /// What the watcher reports, one JSON object per line (`docs/watch.md`).
@@ -361,7 +352,7 @@ impl Watcher {
                         }
                     }
                     if let Some(g) = &self.game {
-                        report.add_round_score(g.rules, &g.options, &self.board, g.first);
+                        report.add_round_score(g, &self.board);
                     }
                     self.reported = self.previous.clone();
                     events.push(WatchEvent::Settled { frame, time_s, report: Box::new(report) });

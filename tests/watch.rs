@@ -16,7 +16,8 @@ use boardcall::frame::{Frame, StreamFrame};
 use boardcall::piece::Team;
 use boardcall::render::scene::LoadedScene;
 use boardcall::render::Scene;
-use boardcall::watch::{PoseStart, RoundScoring, WatchConfig, WatchEvent, Watcher};
+use boardcall::score::RoundScoring;
+use boardcall::watch::{PoseStart, WatchConfig, WatchEvent, Watcher};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
