@@ -629,14 +629,20 @@ fn pose_distance(a: &CameraPose, b: &CameraPose, points: &[[f64; 3]]) -> f64 {
 /// Colour gradient images as plain arrays (levels per px, one pair per BGR
 /// channel), read with bilinear interpolation. Each lookup answers with the
 /// channel of strongest response: wood against a grey floor of the same
-/// brightness still differs strongly in red.
+/// brightness still differs strongly in red. The six planes are interleaved
+/// per pixel (`[gx_b, gy_b, gx_g, gy_g, gx_r, gy_r]`): a lookup reads four
+/// neighbouring entries instead of four places in each of six planes, which
+/// made the pose search memory-bound.
 #[derive(Default)]
 struct Gradients {
     w: usize,
     h: usize,
-    gx: [Vec<f32>; 3],
-    gy: [Vec<f32>; 3],
+    g: Vec<[f32; 6]>,
 }
+
+/// The longest edge search, in samples each side ([`SEARCH_SCHEDULE_PX`]'s
+/// widest range at [`SEARCH_STEP_PX`], plus the peak test's neighbour).
+const MAX_SEARCH_SAMPLES: usize = 2 * (16.0 / SEARCH_STEP_PX) as usize + 3;
 
 impl Gradients {
     /// Signed gradient along `n` at `p`, of the channel with the largest magnitude.
@@ -648,14 +654,15 @@ impl Gradients {
         let (iu, iv) = (u as usize, v as usize);
         let (fu, fv) = ((u - iu as f64) as f32, (v - iv as f64) as f32);
         let i = iv * self.w + iu;
-        let lerp = |g: &[f32]| {
-            let top = g[i] * (1.0 - fu) + g[i + 1] * fu;
-            let bot = g[i + self.w] * (1.0 - fu) + g[i + self.w + 1] * fu;
+        let (a, b, c, d) = (&self.g[i], &self.g[i + 1], &self.g[i + self.w], &self.g[i + self.w + 1]);
+        let lerp = |k: usize| {
+            let top = a[k] * (1.0 - fu) + b[k] * fu;
+            let bot = c[k] * (1.0 - fu) + d[k] * fu;
             top * (1.0 - fv) + bot * fv
         };
         let mut best = 0.0f32;
         for c in 0..3 {
-            let g = lerp(&self.gx[c]) * n[0] as f32 + lerp(&self.gy[c]) * n[1] as f32;
+            let g = lerp(2 * c) * n[0] as f32 + lerp(2 * c + 1) * n[1] as f32;
             if g.abs() > best.abs() {
                 best = g;
             }
@@ -667,14 +674,18 @@ impl Gradients {
     /// signed strength. `polarity` 0 accepts either sign.
     fn search(&self, p: [f64; 2], n: [f64; 2], range: f64, polarity: f32) -> Option<(f64, f32)> {
         let k = (range / SEARCH_STEP_PX).ceil() as i32;
-        let mut vals: Vec<f32> = Vec::with_capacity((2 * k + 3) as usize);
-        let mut raw: Vec<f32> = Vec::with_capacity((2 * k + 3) as usize);
-        for i in -(k + 1)..=(k + 1) {
+        let len = (2 * k + 3) as usize;
+        if len > MAX_SEARCH_SAMPLES {
+            return None;
+        }
+        let (mut vals, mut raw) = ([0.0f32; MAX_SEARCH_SAMPLES], [0.0f32; MAX_SEARCH_SAMPLES]);
+        for (j, i) in (-(k + 1)..=(k + 1)).enumerate() {
             let s = i as f64 * SEARCH_STEP_PX;
             let g = self.along([p[0] + s * n[0], p[1] + s * n[1]], n)?;
-            raw.push(g);
-            vals.push(if polarity == 0.0 { g.abs() } else { g * polarity });
+            raw[j] = g;
+            vals[j] = if polarity == 0.0 { g.abs() } else { g * polarity };
         }
+        let vals = &vals[..len];
         let strongest = vals[1..vals.len() - 1].iter().cloned().fold(f32::MIN, f32::max);
         if strongest < EDGE_MIN_GRADIENT {
             return None;
@@ -1026,21 +1037,17 @@ impl Locator {
         let mask: Option<&[u8]> = if keep.empty() { None } else { Some(cv("mask", keep.data_typed::<u8>())?) };
         let mut channels: Vector<Mat> = Vector::new();
         cv("split", opencv::core::split(&self.blurred, &mut channels))?;
+        self.grad.g.clear();
+        self.grad.g.resize(w * h, [0.0; 6]);
         for c in 0..3 {
             let ch = cv("split", channels.get(c))?;
             for (dx, dy) in [(1, 0), (0, 1)] {
                 // 3x3 Sobel is 8 x the per-pixel derivative.
                 cv("sobel", imgproc::sobel(&ch, &mut self.sobel, CV_32F, dx, dy, 3, 1.0 / 8.0, 0.0, BORDER_DEFAULT))?;
                 let data = cv("sobel", self.sobel.data_typed::<f32>())?;
-                let dst = if dx == 1 { &mut self.grad.gx[c] } else { &mut self.grad.gy[c] };
-                dst.clear();
-                dst.extend_from_slice(data);
-                if let Some(m) = mask {
-                    for (g, k) in dst.iter_mut().zip(m) {
-                        if *k == 0 {
-                            *g = 0.0;
-                        }
-                    }
+                let plane = 2 * c + dy as usize;
+                for (i, (dst, g)) in self.grad.g.iter_mut().zip(data).enumerate() {
+                    dst[plane] = if mask.is_some_and(|m| m[i] == 0) { 0.0 } else { *g };
                 }
             }
         }
