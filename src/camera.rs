@@ -52,6 +52,7 @@ impl Distortion {
     }
 
     /// Applies the distortion to a normalised point.
+    #[inline]
     pub fn distort(&self, x: f64, y: f64) -> (f64, f64) {
         let r2 = x * x + y * y;
         let radial = 1.0 + r2 * (self.k1 + r2 * (self.k2 + r2 * self.k3));
@@ -112,6 +113,7 @@ pub struct Camera {
 
 impl Camera {
     /// Projects a point in camera coordinates; `None` if it is not in front of the camera.
+    #[inline]
     pub fn project_camera_point(&self, p: [f64; 3]) -> Option<PixelPoint> {
         if p[2] <= 0.0 {
             return None;
@@ -244,6 +246,7 @@ impl Camera {
 /// A 3x3 rotation matrix, row-major.
 pub type Rotation = [[f64; 3]; 3];
 
+#[inline]
 fn mat_vec(r: &Rotation, v: [f64; 3]) -> [f64; 3] {
     [
         r[0][0] * v[0] + r[0][1] * v[1] + r[0][2] * v[2],
@@ -355,12 +358,14 @@ impl CameraPose {
     }
 
     /// A board point in camera coordinates (mm).
+    #[inline]
     pub fn to_camera(&self, p: BoardPoint3) -> [f64; 3] {
         let v = mat_vec(&self.rotation, [p.x_mm, p.y_mm, p.z_mm]);
         [v[0] + self.translation[0], v[1] + self.translation[1], v[2] + self.translation[2]]
     }
 
     /// Projects a board point into the image; `None` if it is behind the camera.
+    #[inline]
     pub fn project(&self, camera: &Camera, p: BoardPoint3) -> Option<PixelPoint> {
         camera.project_camera_point(self.to_camera(p))
     }

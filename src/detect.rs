@@ -11,7 +11,7 @@
 use crate::board::{Board, Layout};
 use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
-use crate::measure::{fit_circle_scoped, ColourView, FitConfig, MeasureError, ProbeScope};
+use crate::measure::{fit_circle_scoped, BilinearTap, ColourView, FitConfig, MeasureError, ProbeScope};
 use crate::piece::{PieceKind, Team};
 use crate::render::raycast::World;
 use image::{GrayImage, Luma};
@@ -47,9 +47,34 @@ pub struct ColourClass {
 }
 
 impl ColourClass {
+    /// Sets each cell of `mask` to 255 where the colour (`h`, `s`, `v`, one
+    /// array per component) belongs to the class and to 0 elsewhere: the test
+    /// of [`ColourClass::contains`], cell for cell. With the class's hue in
+    /// 0..=360 a hue difference lies within one turn and needs no `fmod`, and
+    /// the loop runs as vector code.
+    fn mark(&self, h: &[f32], s: &[f32], v: &[f32], mask: &mut [u8]) {
+        let cells = h.iter().zip(s).zip(v).zip(mask);
+        if !(0.0..=360.0).contains(&self.hue_deg) {
+            for (((h, s), v), m) in cells {
+                *m = if self.contains([*h, *s, *v]) { 255 } else { 0 };
+            }
+            return;
+        }
+        for (((h, s), v), m) in cells {
+            // Both hues in 0..=360: `dh.rem_euclid(360.0)` is `dh`, or `dh + 360`
+            // below zero, except at +-360 where it is +-0; the nearer way round
+            // (below) is 0 for both.
+            let dh = *h - self.hue_deg;
+            let dh = if dh < 0.0 { dh + 360.0 } else { dh };
+            let dh = dh.min(360.0 - dh);
+            let inside = (dh <= self.hue_tolerance_deg) & (*s >= self.min_saturation) & (*s <= self.max_saturation) & (*v >= self.min_value);
+            *m = if inside { 255 } else { 0 };
+        }
+    }
+
     /// Whether an HSV colour belongs to the class.
     pub fn contains(&self, hsv: [f32; 3]) -> bool {
-        let dh = (hsv[0] - self.hue_deg).rem_euclid(360.0);
+        let dh = rem_euclid_near(hsv[0] - self.hue_deg, 360.0);
         let dh = dh.min(360.0 - dh);
         dh <= self.hue_tolerance_deg && hsv[1] >= self.min_saturation && hsv[1] <= self.max_saturation && hsv[2] >= self.min_value
     }
@@ -133,6 +158,11 @@ impl Default for DetectorConfig {
         }
     }
 }
+
+/// The colour grid is sampled in square tiles of this many cells a side (see
+/// [`Detector::detect`]): 32 cells of 2 mm span ~60-100 pixels on the bench
+/// frames, a few hundred cache lines, which stay in the core's cache.
+const GATHER_TILE: usize = 32;
 
 /// A blob whose area is below this fraction of one piece is noise (glare
 /// fringes, a chip of paint), not a piece.
@@ -380,6 +410,9 @@ struct Grid {
     rows: u32,
     /// Image position of each cell (row-major); NaN where out of view.
     pixels: Vec<[f32; 2]>,
+    /// Where each cell's colour is read in a frame of the camera's size (the
+    /// bilinear sample at its image position, worked out once per pose).
+    taps: Vec<BilinearTap>,
 }
 
 impl Grid {
@@ -413,7 +446,7 @@ impl Grid {
             (c_lo, c_hi, r_lo, r_hi) = (c_lo.min(c), c_hi.max(c), r_lo.min(r), r_hi.max(r));
         }
         if c_lo > c_hi {
-            return Grid { x0, y0, step, cols: 0, rows: 0, pixels: Vec::new() };
+            return Grid { x0, y0, step, cols: 0, rows: 0, pixels: Vec::new(), taps: Vec::new() };
         }
         let (new_cols, new_rows) = (c_hi - c_lo + 1, r_hi - r_lo + 1);
         let mut cropped = Vec::with_capacity((new_cols * new_rows) as usize);
@@ -421,6 +454,11 @@ impl Grid {
             let start = (r * cols + c_lo) as usize;
             cropped.extend_from_slice(&pixels[start..start + new_cols as usize]);
         }
+        let (width, height) = (camera.image_width as usize, camera.image_height as usize);
+        let taps = cropped
+            .iter()
+            .map(|px| if px[0].is_nan() { BilinearTap::OUT_OF_VIEW } else { BilinearTap::new(width, height, PixelPoint::new(px[0] as f64, px[1] as f64)) })
+            .collect();
         Grid {
             x0: x0 + c_lo as f64 * step,
             y0: y0 + r_lo as f64 * step,
@@ -428,6 +466,7 @@ impl Grid {
             cols: new_cols,
             rows: new_rows,
             pixels: cropped,
+            taps,
         }
     }
 
@@ -437,22 +476,55 @@ impl Grid {
 }
 
 /// BGR (8-bit) to HSV with hue in degrees and saturation, value in 0..1.
+///
+/// Written without branches (the three hue candidates are all computed and
+/// one is chosen), so that the colour grid's pass over every cell of every
+/// frame runs as vector code: a cell's colour decides which candidate, and
+/// branching on it mispredicts at every piece's edge and in the sensor noise.
+#[inline]
 pub fn bgr_to_hsv(bgr: [f32; 3]) -> [f32; 3] {
     let (b, g, r) = (bgr[0] / 255.0, bgr[1] / 255.0, bgr[2] / 255.0);
     let max = r.max(g).max(b);
     let min = r.min(g).min(b);
     let d = max - min;
+    // Where red is the largest, |g - b| <= d: the ratio lies in [-1, 1], and
+    // its `rem_euclid(6.0)` is itself, or itself + 6 below zero.
+    let from_red = (g - b) / d;
+    let from_red = if from_red < 0.0 { from_red + 6.0 } else { from_red };
+    let (h_red, h_green, h_blue) = (60.0 * from_red, 60.0 * ((b - r) / d + 2.0), 60.0 * ((r - g) / d + 4.0));
     let h = if d <= f32::EPSILON {
         0.0
     } else if max == r {
-        60.0 * ((g - b) / d).rem_euclid(6.0)
+        h_red
     } else if max == g {
-        60.0 * ((b - r) / d + 2.0)
+        h_green
     } else {
-        60.0 * ((r - g) / d + 4.0)
+        h_blue
     };
     let s = if max <= f32::EPSILON { 0.0 } else { d / max };
     [h, s, max]
+}
+
+/// [`bgr_to_hsv`] over a grid's cells in place, one array per channel: B, G,
+/// R in; H, S, V out.
+fn bgr_to_hsv_in_place(c0: &mut [f32], c1: &mut [f32], c2: &mut [f32]) {
+    for ((x, y), z) in c0.iter_mut().zip(c1.iter_mut()).zip(c2.iter_mut()) {
+        [*x, *y, *z] = bgr_to_hsv([*x, *y, *z]);
+    }
+}
+
+/// `x.rem_euclid(m)` for `m > 0`, bit for bit, without the library's `fmod`
+/// where `x` lies within one period of zero (every hue and hue difference):
+/// the colour grid classifies every cell of every frame.
+#[inline]
+fn rem_euclid_near(x: f32, m: f32) -> f32 {
+    if (0.0..m).contains(&x) {
+        x
+    } else if x < 0.0 && x > -m {
+        x + m
+    } else {
+        x.rem_euclid(m)
+    }
 }
 
 /// The detector: its configuration, the board and camera it works for, and the
@@ -469,8 +541,9 @@ pub struct Detector {
     solids: World,
     /// One mask per colour class, reused across frames.
     masks: Vec<GrayImage>,
-    /// Each grid cell's colour in the current frame.
-    hsv: Vec<[f32; 3]>,
+    /// Each grid cell's colour in the current frame: hue, saturation and
+    /// value, one array each (NaN where out of view).
+    hsv: [Vec<f32>; 3],
 }
 
 impl Detector {
@@ -491,7 +564,7 @@ impl Detector {
         let classes = if shape.kind == PieceKind::Disc { 1 } else { cfg.teams.len() };
         let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
         let solids = World::build(board, &[]);
-        Ok(Detector { cfg, board: board.clone(), camera: *camera, pose: *pose, shape, grid, solids, masks, hsv: Vec::new() })
+        Ok(Detector { cfg, board: board.clone(), camera: *camera, pose: *pose, shape, grid, solids, masks, hsv: Default::default() })
     }
 
     /// Detects and measures every piece in a BGR frame.
@@ -509,41 +582,41 @@ impl Detector {
         }
         // Each cell's colour: one bilinear sample at its centre's image. (Four
         // samples a cell apart were tried: slower, and no better on the fixtures.)
-        self.hsv.clear();
-        self.hsv.extend(self.grid.pixels.iter().map(|px| {
-            if px[0].is_nan() {
-                return [f32::NAN; 3];
+        let [h, s, v] = &mut self.hsv;
+        let n = self.grid.taps.len();
+        for c in [&mut *h, &mut *s, &mut *v] {
+            c.resize(n, 0.0);
+        }
+        // Tile by tile: a grid row runs obliquely across the image rows, and
+        // read row by row each cell's pixels lie on other cache lines than its
+        // neighbour's; a tile's cells share theirs.
+        let (cols, rows) = (self.grid.cols as usize, self.grid.rows as usize);
+        for r0 in (0..rows).step_by(GATHER_TILE) {
+            for c0 in (0..cols).step_by(GATHER_TILE) {
+                for r in r0..(r0 + GATHER_TILE).min(rows) {
+                    for i in r * cols + c0..r * cols + (c0 + GATHER_TILE).min(cols) {
+                        [h[i], s[i], v[i]] = frame.read(&self.grid.taps[i]).unwrap_or([f32::NAN; 3]);
+                    }
+                }
             }
-            frame.sample(PixelPoint::new(px[0] as f64, px[1] as f64)).map_or([f32::NAN; 3], bgr_to_hsv)
-        }));
-        let cols = self.grid.cols;
+        }
+        bgr_to_hsv_in_place(h, s, v);
         let teams: Vec<Option<Team>> = if self.shape.kind == PieceKind::Disc {
             // The board's own colour: cells on the playing surface only.
-            let on_board: Vec<[f32; 3]> = self
-                .hsv
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| {
-                    let g = &self.grid;
-                    self.board.surface.contains(g.cell_centre((*i as u32 % g.cols) as f64, (*i as u32 / g.cols) as f64))
-                })
-                .map(|(_, c)| *c)
-                .collect();
-            let (s_med, v_med) = median_saturation_value(&on_board);
+            let g = &self.grid;
+            let on_board = (0..h.len()).filter(|&i| !h[i].is_nan() && self.board.surface.contains(g.cell_centre((i as u32 % g.cols) as f64, (i as u32 / g.cols) as f64)));
+            let (s_med, v_med) = median_saturation_value(on_board.map(|i| (s[i], v[i])));
             let pale = self.cfg.disc;
-            for (i, hsv) in self.hsv.iter().enumerate() {
-                if !hsv[0].is_nan() && pale.contains(*hsv, s_med, v_med) {
-                    self.masks[0].put_pixel(i as u32 % cols, i as u32 / cols, Luma([255]));
+            let mask: &mut [u8] = &mut self.masks[0];
+            for (((h, s), v), m) in h.iter().zip(s.iter()).zip(v.iter()).zip(mask) {
+                if !h.is_nan() && pale.contains([*h, *s, *v], s_med, v_med) {
+                    *m = 255;
                 }
             }
             vec![None]
         } else {
-            for (i, hsv) in self.hsv.iter().enumerate() {
-                for (k, t) in self.cfg.teams.iter().enumerate() {
-                    if !hsv[0].is_nan() && t.colour.contains(*hsv) {
-                        self.masks[k].put_pixel(i as u32 % cols, i as u32 / cols, Luma([255]));
-                    }
-                }
+            for (t, mask) in self.cfg.teams.iter().zip(&mut self.masks) {
+                t.colour.mark(h, s, v, mask);
             }
             self.cfg.teams.iter().map(|t| Some(t.team)).collect()
         };
@@ -606,21 +679,15 @@ impl Detector {
             .chain(out.unexplained.iter().filter(|u| u.team == team).map(|u| Footprint::new(u.centre, self.shape.radius_mm * COVER_SLACK)))
             .collect();
         let mut left = self.masks[class].clone();
-        for (c, r, v) in left.enumerate_pixels_mut() {
-            if v[0] > 0 && covers.iter().any(|f| g.cell_centre(c as f64, r as f64).distance(f.centre) < f.radius_mm) {
-                v[0] = 0;
-            }
-        }
-        let labels = connected_components(&left, Connectivity::Eight, Luma([0u8]));
-        let mut blobs: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
-        for (c, r, l) in labels.enumerate_pixels() {
-            if l[0] > 0 {
-                blobs.entry(l[0]).or_default().push((c as f64, r as f64));
+        let (cols, cells): (usize, &mut [u8]) = (g.cols as usize, &mut left);
+        for i in set_cells(&self.masks[class]) {
+            if covers.iter().any(|f| g.cell_centre((i % cols) as f64, (i / cols) as f64).distance(f.centre) < f.radius_mm) {
+                cells[i] = 0;
             }
         }
         let piece_area = std::f64::consts::PI * self.shape.radius_mm.powi(2);
-        blobs
-            .into_values()
+        blobs_of(&left)
+            .into_iter()
             .filter_map(|blob| {
                 let area = blob.len() as f64 * g.step * g.step;
                 let thin = minor_spread(&blob) * g.step < MIN_BLOB_WIDTH_FRACTION * self.shape.radius_mm / 2.0;
@@ -634,18 +701,9 @@ impl Detector {
     }
 
     fn detect_class(&self, frame: &ColourView, k: usize, team: Option<Team>, out: &mut Detections) {
-        let mask = &self.masks[k];
-        let labels = connected_components(mask, Connectivity::Eight, Luma([0u8]));
-        let n_labels = labels.pixels().map(|p| p[0]).max().unwrap_or(0) as usize;
-        let mut cells: Vec<Vec<(f64, f64)>> = vec![Vec::new(); n_labels + 1];
-        for (c, r, l) in labels.enumerate_pixels() {
-            if l[0] > 0 {
-                cells[l[0] as usize].push((c as f64, r as f64));
-            }
-        }
         let cell_area = self.grid.step * self.grid.step;
         let piece_area = std::f64::consts::PI * self.shape.radius_mm.powi(2);
-        for blob in cells.iter().filter(|b| !b.is_empty()) {
+        for blob in &blobs_of(&self.masks[k]) {
             let area = blob.len() as f64 * cell_area;
             let pieces = area / piece_area;
             let (sx, sy) = blob.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
@@ -750,7 +808,7 @@ impl Detector {
         use opencv::core::{Mat, Size, Vec3f, Vector};
         use opencv::imgproc;
         let g = &self.grid;
-        let grey: Vec<u8> = self.hsv.iter().map(|c| if c[2].is_nan() { 0 } else { (c[2] * 255.0).round() as u8 }).collect();
+        let grey: Vec<u8> = self.hsv[2].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0).round() as u8 }).collect();
         let found = (|| -> opencv::Result<Vec<(f64, f64)>> {
             let img = Mat::new_rows_cols_with_data(g.rows as i32, g.cols as i32, &grey)?;
             let mut smooth = Mat::default();
@@ -1656,10 +1714,66 @@ fn open_in_place(mask: &mut GrayImage, k: i32) {
     }
 }
 
-/// The median saturation and value over the cells in view.
-fn median_saturation_value(hsv: &[[f32; 3]]) -> (f32, f32) {
-    let mut s: Vec<f32> = hsv.iter().filter(|c| !c[0].is_nan()).map(|c| c[1]).collect();
-    let mut v: Vec<f32> = hsv.iter().filter(|c| !c[0].is_nan()).map(|c| c[2]).collect();
+/// The indices of a mask's set cells, in raster order. Masks are mostly empty:
+/// runs of empty cells are skipped eight at a time.
+fn set_cells(mask: &GrayImage) -> impl Iterator<Item = usize> + '_ {
+    let raw = mask.as_raw();
+    raw.chunks(8).enumerate().filter(|(_, chunk)| chunk.iter().any(|&v| v > 0)).flat_map(|(k, chunk)| {
+        chunk.iter().enumerate().filter(|(_, v)| **v > 0).map(move |(j, _)| 8 * k + j)
+    })
+}
+
+/// The 8-connected blobs of a mask's set cells: each blob's cells as
+/// (column, row) in raster order, the blobs in the raster order of their first
+/// cells (as `imageproc`'s labelling numbers them). Labelled by OpenCV, whose
+/// labelling is several times faster; its own numbering is not used.
+fn blobs_of(mask: &GrayImage) -> Vec<Vec<(f64, f64)>> {
+    use opencv::core::{Mat, CV_32S};
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let mut blobs: Vec<Vec<(f64, f64)>> = Vec::new();
+    let labelled = (|| -> opencv::Result<bool> {
+        let src = Mat::new_rows_cols_with_data(h as i32, w as i32, mask.as_raw())?;
+        let mut labels = Mat::default();
+        let n = opencv::imgproc::connected_components(&src, &mut labels, 8, CV_32S)?;
+        let labels = opencv::prelude::MatTraitConstManual::data_typed::<i32>(&labels)?;
+        if labels.len() != w * h {
+            return Ok(false);
+        }
+        // OpenCV's label -> 1 + the blob's index in first-cell order (0: not yet seen).
+        let mut order = vec![0usize; n.max(1) as usize];
+        for i in set_cells(mask) {
+            let Some(slot) = usize::try_from(labels[i]).ok().filter(|&l| l > 0).and_then(|l| order.get_mut(l)) else { return Ok(false) };
+            if *slot == 0 {
+                blobs.push(Vec::new());
+                *slot = blobs.len();
+            }
+            blobs[*slot - 1].push(((i % w) as f64, (i / w) as f64));
+        }
+        Ok(true)
+    })();
+    match labelled {
+        Ok(true) => {}
+        // OpenCV cannot fail on a valid 8-bit image; keep imageproc as the fallback.
+        _ => {
+            blobs.clear();
+            let labels = connected_components(mask, Connectivity::Eight, Luma([0u8]));
+            for (c, r, l) in labels.enumerate_pixels() {
+                let l = l[0] as usize;
+                if l > 0 {
+                    if l > blobs.len() {
+                        blobs.resize(l, Vec::new());
+                    }
+                    blobs[l - 1].push((c as f64, r as f64));
+                }
+            }
+        }
+    }
+    blobs
+}
+
+/// The median saturation and value over cells in view (their saturation and value).
+fn median_saturation_value(cells: impl Iterator<Item = (f32, f32)>) -> (f32, f32) {
+    let (mut s, mut v): (Vec<f32>, Vec<f32>) = cells.unzip();
     if s.is_empty() {
         return (0.0, 1.0);
     }
@@ -1744,6 +1858,123 @@ mod tests {
         assert!(close(bgr_to_hsv([255.0, 0.0, 0.0]), [240.0, 1.0, 1.0]));
         assert!(close(bgr_to_hsv([0.0, 255.0, 0.0]), [120.0, 1.0, 1.0]));
         assert!(close(bgr_to_hsv([128.0, 128.0, 128.0]), [0.0, 0.0, 128.0 / 255.0]));
+    }
+
+    /// The branching HSV conversion the branch-free one replaced.
+    fn branching_hsv(bgr: [f32; 3]) -> [f32; 3] {
+        let (b, g, r) = (bgr[0] / 255.0, bgr[1] / 255.0, bgr[2] / 255.0);
+        let max = r.max(g).max(b);
+        let min = r.min(g).min(b);
+        let d = max - min;
+        let h = if d <= f32::EPSILON {
+            0.0
+        } else if max == r {
+            60.0 * ((g - b) / d).rem_euclid(6.0)
+        } else if max == g {
+            60.0 * ((b - r) / d + 2.0)
+        } else {
+            60.0 * ((r - g) / d + 4.0)
+        };
+        let s = if max <= f32::EPSILON { 0.0 } else { d / max };
+        [h, s, max]
+    }
+
+    /// Bilinear samples are 8-bit levels blended by f32 weights: levels and
+    /// fractions of them, over the whole range and at the ties between channels.
+    fn sample_levels() -> Vec<f32> {
+        let mut v: Vec<f32> = (0..=255).step_by(3).map(|l| l as f32).collect();
+        v.extend([0.3, 1.0 / 3.0, 17.25, 17.250002, 99.99, 128.5, 254.75, 254.99998, 255.0]);
+        v
+    }
+
+    #[test]
+    fn branch_free_hsv_is_the_branching_one_bit_for_bit() {
+        let levels = sample_levels();
+        let (mut h, mut s, mut v) = (Vec::new(), Vec::new(), Vec::new());
+        for &b in &levels {
+            for &g in &levels {
+                for &r in &levels {
+                    let want = branching_hsv([b, g, r]);
+                    let got = bgr_to_hsv([b, g, r]);
+                    assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "bgr {b} {g} {r}: {got:?} vs {want:?}");
+                    h.push(b);
+                    s.push(g);
+                    v.push(r);
+                }
+            }
+        }
+        // The grid's in-place pass too, and out-of-view cells stay NaN.
+        for c in [&mut h, &mut s, &mut v] {
+            c.push(f32::NAN);
+        }
+        let (b, g, r) = (h.clone(), s.clone(), v.clone());
+        bgr_to_hsv_in_place(&mut h, &mut s, &mut v);
+        for i in 0..b.len() - 1 {
+            assert_eq!([h[i], s[i], v[i]].map(f32::to_bits), branching_hsv([b[i], g[i], r[i]]).map(f32::to_bits));
+        }
+        assert!(h[b.len() - 1].is_nan() && s[b.len() - 1].is_nan() && v[b.len() - 1].is_nan());
+    }
+
+    #[test]
+    fn class_marks_are_its_contains() {
+        // Hues round the whole turn, the ends and the window edges of the classes below.
+        let mut hues: Vec<f32> = (0..=3600).map(|k| k as f32 / 10.0).collect();
+        hues.extend([f32::NAN, 1e-6, 359.99997, 15.000001, 14.999999, 189.99998, 260.00003]);
+        let sv = [0.0, 0.1, 0.25, 0.35, 0.3500001, 0.9, 1.0, f32::NAN];
+        let (mut h, mut s, mut v) = (Vec::new(), Vec::new(), Vec::new());
+        for &hue in &hues {
+            for &sat in &sv {
+                for &val in &sv {
+                    h.push(hue);
+                    s.push(sat);
+                    v.push(val);
+                }
+            }
+        }
+        let classes = [
+            RED,
+            BLUE,
+            ColourClass { hue_deg: 360.0, ..RED },
+            ColourClass { hue_deg: 180.0, hue_tolerance_deg: 180.0, ..BLUE },
+            ColourClass { hue_deg: 0.0, hue_tolerance_deg: -0.0, ..RED },
+            // Outside 0..=360: the general path.
+            ColourClass { hue_deg: -20.0, ..RED },
+            ColourClass { hue_deg: 725.0, ..BLUE },
+        ];
+        for c in classes {
+            let mut mask = vec![7u8; h.len()];
+            c.mark(&h, &s, &v, &mut mask);
+            for i in 0..h.len() {
+                let want = if c.contains([h[i], s[i], v[i]]) { 255 } else { 0 };
+                assert_eq!(mask[i], want, "{c:?} at hsv {} {} {}", h[i], s[i], v[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn blobs_are_numbered_as_imageproc_labels_them() {
+        // Speckle and blobs of every shape: a fixed pseudo-random mask.
+        let (w, h) = (97u32, 61u32);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut mask = GrayImage::new(w, h);
+        for (x, y, p) in mask.enumerate_pixels_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let near_blob = ((x as f64 - 30.0).hypot(y as f64 - 20.0) < 12.0) || (x > 60 && y % 17 < 9);
+            let threshold = if near_blob { 80 } else { 20 };
+            p[0] = if state % 100 < threshold { 255 } else { 0 };
+        }
+        let labels = connected_components(&mask, Connectivity::Eight, Luma([0u8]));
+        let n = labels.pixels().map(|p| p[0]).max().unwrap_or(0) as usize;
+        let mut want: Vec<Vec<(f64, f64)>> = vec![Vec::new(); n];
+        for (c, r, l) in labels.enumerate_pixels() {
+            if l[0] > 0 {
+                want[l[0] as usize - 1].push((c as f64, r as f64));
+            }
+        }
+        assert!(n > 50, "the mask holds many blobs ({n})");
+        assert_eq!(blobs_of(&mask), want);
     }
 
     #[test]

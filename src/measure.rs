@@ -77,26 +77,88 @@ impl<'a> ColourView<'a> {
 
     /// Bilinear sample at a pixel position (OpenCV convention: pixel centres at
     /// integers); `None` outside the image.
+    #[inline]
     pub fn sample(&self, p: PixelPoint) -> Option<[f32; 3]> {
-        let (u, v) = (p.u, p.v);
-        if !(u >= 0.0 && v >= 0.0 && u <= (self.width - 1) as f64 && v <= (self.height - 1) as f64) {
+        let (x0, y0, right, down, fx, fy) = bilinear_corner(self.width, self.height, p)?;
+        Some(self.blend((y0 * self.width + x0) * 3, right * 3, down * self.width * 3, fx, fy))
+    }
+
+    /// The bilinear sample a tap made for this view's size describes: the same
+    /// value as [`ColourView::sample`] at the tap's position, `None` for a tap
+    /// out of view.
+    ///
+    /// # Panics
+    /// If the tap was made for a larger image.
+    #[inline]
+    pub fn read(&self, t: &BilinearTap) -> Option<[f32; 3]> {
+        if t.fx.is_nan() {
             return None;
         }
-        let (x0, y0) = (u.floor() as usize, v.floor() as usize);
-        let (x1, y1) = ((x0 + 1).min(self.width - 1), (y0 + 1).min(self.height - 1));
-        let (fx, fy) = ((u - x0 as f64) as f32, (v - y0 as f64) as f32);
-        let px = |x: usize, y: usize| {
-            let i = (y * self.width + x) * 3;
-            [self.data[i] as f32, self.data[i + 1] as f32, self.data[i + 2] as f32]
-        };
-        let (a, b, c, d) = (px(x0, y0), px(x1, y0), px(x0, y1), px(x1, y1));
+        let (right, down) = ((t.edges & 1) as usize * 3, (t.edges >> 1) as usize * self.width * 3);
+        Some(self.blend(t.pixel as usize * 3, right, down, t.fx, t.fy))
+    }
+
+    /// Bilinear interpolation between the pixel at byte offset `at`, the one
+    /// `right` bytes on and the two `down` bytes below them.
+    #[inline(always)]
+    fn blend(&self, at: usize, right: usize, down: usize, fx: f32, fy: f32) -> [f32; 3] {
+        let px = |i: usize| [self.data[i] as f32, self.data[i + 1] as f32, self.data[i + 2] as f32];
+        let (a, b, c, d) = (px(at), px(at + right), px(at + down), px(at + down + right));
         let mut out = [0.0; 3];
         for k in 0..3 {
             let top = a[k] + (b[k] - a[k]) * fx;
             let bottom = c[k] + (d[k] - c[k]) * fx;
             out[k] = top + (bottom - top) * fy;
         }
-        Some(out)
+        out
+    }
+}
+
+/// The top-left pixel of a bilinear sample at `p` in a `width` x `height`
+/// image, whether it has a neighbour on its right and below (1) or lies on the
+/// last column or row (0), and the weights; `None` outside the image.
+#[inline]
+fn bilinear_corner(width: usize, height: usize, p: PixelPoint) -> Option<(usize, usize, usize, usize, f32, f32)> {
+    let (u, v) = (p.u, p.v);
+    if !(u >= 0.0 && v >= 0.0 && u <= (width - 1) as f64 && v <= (height - 1) as f64) {
+        return None;
+    }
+    // Both are at least 0, where truncation is `floor` (without its library call).
+    let (x0, y0) = (u as usize, v as usize);
+    let (x1, y1) = ((x0 + 1).min(width - 1), (y0 + 1).min(height - 1));
+    let (fx, fy) = ((u - x0 as f64) as f32, (v - y0 as f64) as f32);
+    Some((x0, y0, x1 - x0, y1 - y0, fx, fy))
+}
+
+/// Where a bilinear sample reads a 3-channel image of a given size: its
+/// top-left pixel and weights. A position sampled in every frame (a detector's
+/// grid cell) is turned into a tap once, and read per frame with
+/// [`ColourView::read`]; 16 bytes, as a grid holds hundreds of thousands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BilinearTap {
+    /// Index of the top-left pixel.
+    pixel: u32,
+    /// Bit 0: it has a neighbour on its right; bit 1: below (not on the
+    /// image's last column, row).
+    edges: u32,
+    /// The weights; NaN for a position out of view.
+    fx: f32,
+    fy: f32,
+}
+
+impl BilinearTap {
+    /// A position out of view: [`ColourView::read`] gives `None`.
+    pub const OUT_OF_VIEW: BilinearTap = BilinearTap { pixel: 0, edges: 0, fx: f32::NAN, fy: f32::NAN };
+
+    /// The tap of a pixel position in a `width` x `height` image;
+    /// [`BilinearTap::OUT_OF_VIEW`] outside it (and in an image of over 2^32
+    /// pixels, whose indices a tap does not hold).
+    pub fn new(width: usize, height: usize, p: PixelPoint) -> BilinearTap {
+        let Some((x0, y0, right, down, fx, fy)) = bilinear_corner(width, height, p) else { return Self::OUT_OF_VIEW };
+        match u32::try_from(y0 * width + x0) {
+            Ok(pixel) => BilinearTap { pixel, edges: (right | down << 1) as u32, fx, fy },
+            Err(_) => Self::OUT_OF_VIEW,
+        }
     }
 }
 
@@ -271,6 +333,7 @@ fn probe_edges(
     let mut edges = Vec::with_capacity(cfg.probes);
     let mut seen = 0;
     let mut profile: Vec<[f32; 3]> = Vec::with_capacity(n + 1);
+    let colour_at = |q: BoardPoint3| pose.project(camera, q).and_then(|px| image.sample(px));
     for k in 0..cfg.probes {
         let theta = std::f64::consts::TAU * k as f64 / cfg.probes as f64;
         let (s, c) = theta.sin_cos();
@@ -289,23 +352,25 @@ fn probe_edges(
             // same radius: per-pixel noise averages out, a circular edge does
             // not blur (on a straight tangent the side samples would lie
             // further out and pull the edge inwards).
-            let mut acc = Some([0.0f32; 3]);
             let half = cfg.arc_samples as i32;
-            for j in -half..=half {
-                let q = if j == 0 {
-                    p
-                } else {
-                    let (sj, cj) = (theta + j as f64 * ARC_SAMPLE_SPACING_PX / scale / r).sin_cos();
-                    BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, height)
-                };
-                acc = acc.and_then(|mut a| {
-                    let rgb = pose.project(camera, q).and_then(|px| image.sample(px))?;
+            let acc = if half == 0 {
+                // The point alone (the mean below, of one sample, is its value).
+                colour_at(p)
+            } else {
+                (-half..=half).try_fold([0.0f32; 3], |mut a, j| {
+                    let q = if j == 0 {
+                        p
+                    } else {
+                        let (sj, cj) = (theta + j as f64 * ARC_SAMPLE_SPACING_PX / scale / r).sin_cos();
+                        BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, height)
+                    };
+                    let rgb = colour_at(q)?;
                     for k in 0..3 {
                         a[k] += rgb[k] / (2 * half + 1) as f32;
                     }
                     Some(a)
-                });
-            }
+                })
+            };
             match acc {
                 Some(rgb) => profile.push(rgb),
                 None => {
@@ -633,6 +698,42 @@ pub(crate) mod tests {
         assert!(v > 4.0 * 2.0 / arc.len() as f64, "an arc is far worse than the even-circle formula says");
         // Three points all at one place fix nothing.
         assert!(centre_variance_axis(&on_circle(&[40.0, 40.0, 40.0]), c, false).is_infinite());
+    }
+
+    #[test]
+    fn a_tap_reads_what_sample_does() {
+        let (w, h) = (7usize, 5usize);
+        let img: Vec<u8> = (0..w * h * 3).map(|i| (i * 37 % 251) as u8).collect();
+        let view = ColourView::new(w, h, &img).unwrap();
+        let mut at: Vec<PixelPoint> = Vec::new();
+        for k in 0..=60 {
+            for j in 0..=40 {
+                at.push(PixelPoint::new(k as f64 * 0.1 + 0.013, j as f64 * 0.1 + 0.007));
+            }
+        }
+        // The last column and row (no neighbour beyond), the corners, and outside.
+        at.extend([(6.0, 4.0), (6.0, 2.5), (3.25, 4.0), (0.0, 0.0), (6.0000001, 1.0), (-0.1, 1.0), (2.0, 4.5), (f64::NAN, 1.0)].map(|(u, v)| PixelPoint::new(u, v)));
+        // A tap must read exactly what `sample` reads (the detector's colour
+        // masks depend on it to the last bit), so bits are compared.
+        for p in at {
+            let tap = BilinearTap::new(w, h, p);
+            assert_eq!(view.read(&tap).map(|c| c.map(f32::to_bits)), view.sample(p).map(|c| c.map(f32::to_bits)), "{p:?}");
+        }
+        assert_eq!(view.read(&BilinearTap::OUT_OF_VIEW), None);
+        // Between four pixels: a quarter of the way right, half way down.
+        let px = |x: usize, y: usize, k: usize| img[(y * w + x) * 3 + k] as f32;
+        let want: Vec<f32> = (0..3)
+            .map(|k| {
+                let top = px(2, 1, k) + (px(3, 1, k) - px(2, 1, k)) * 0.25;
+                let bottom = px(2, 2, k) + (px(3, 2, k) - px(2, 2, k)) * 0.25;
+                top + (bottom - top) * 0.5
+            })
+            .collect();
+        // Levels to well within a thousandth (the same blend, in f32).
+        let close = |a: [f32; 3], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-3);
+        assert!(close(view.sample(PixelPoint::new(2.25, 1.5)).unwrap(), &want));
+        // The last pixel: its own colour, read without stepping past the image.
+        assert!(close(view.sample(PixelPoint::new(6.0, 4.0)).unwrap(), &[img[102] as f32, img[103] as f32, img[104] as f32]));
     }
 
     #[test]
