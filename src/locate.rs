@@ -28,7 +28,7 @@ use crate::board::{Board, Layout};
 use crate::camera::{Camera, CameraError, CameraPose, Rotation};
 use crate::frame::{Frame, FrameError, Undistorted};
 use crate::geom::{BoardPoint3, PixelPoint};
-use opencv::core::{Mat, Point2d, Point3d, Scalar, Size, Vec4i, Vector, BORDER_DEFAULT, CV_32F};
+use opencv::core::{Mat, Point2d, Point3d, Scalar, Size, Vec4i, Vector, BORDER_DEFAULT, CV_16S};
 use opencv::prelude::*;
 use opencv::{calib3d, imgproc};
 use serde::Serialize;
@@ -632,13 +632,20 @@ fn pose_distance(a: &CameraPose, b: &CameraPose, points: &[[f64; 3]]) -> f64 {
 /// brightness still differs strongly in red. The six planes are interleaved
 /// per pixel (`[gx_b, gy_b, gx_g, gy_g, gx_r, gy_r]`): a lookup reads four
 /// neighbouring entries instead of four places in each of six planes, which
-/// made the pose search memory-bound.
+/// made the pose search memory-bound. They are held as the 3x3 Sobel's raw
+/// sums, whole numbers within +-1020 for an 8-bit image: 12 bytes a pixel
+/// instead of 24 (the frame-sized array is the largest of the pose search),
+/// and each converted to levels per pixel ([`SOBEL_TO_LEVELS`]) exactly.
 #[derive(Default)]
 struct Gradients {
     w: usize,
     h: usize,
-    g: Vec<[f32; 6]>,
+    g: Vec<[i16; 6]>,
 }
+
+/// A 3x3 Sobel sum is 8 x the per-pixel derivative; multiplying by a power of
+/// two is exact, so the levels read are those of a float Sobel scaled by 1/8.
+const SOBEL_TO_LEVELS: f32 = 1.0 / 8.0;
 
 /// The longest edge search, in samples each side ([`SEARCH_SCHEDULE_PX`]'s
 /// widest range at [`SEARCH_STEP_PX`], plus the peak test's neighbour).
@@ -655,9 +662,10 @@ impl Gradients {
         let (fu, fv) = ((u - iu as f64) as f32, (v - iv as f64) as f32);
         let i = iv * self.w + iu;
         let (a, b, c, d) = (&self.g[i], &self.g[i + 1], &self.g[i + self.w], &self.g[i + self.w + 1]);
+        let level = |x: i16| x as f32 * SOBEL_TO_LEVELS;
         let lerp = |k: usize| {
-            let top = a[k] * (1.0 - fu) + b[k] * fu;
-            let bot = c[k] * (1.0 - fu) + d[k] * fu;
+            let top = level(a[k]) * (1.0 - fu) + level(b[k]) * fu;
+            let bot = level(c[k]) * (1.0 - fu) + level(d[k]) * fu;
             top * (1.0 - fv) + bot * fv
         };
         let mut best = 0.0f32;
@@ -1038,16 +1046,16 @@ impl Locator {
         let mut channels: Vector<Mat> = Vector::new();
         cv("split", opencv::core::split(&self.blurred, &mut channels))?;
         self.grad.g.clear();
-        self.grad.g.resize(w * h, [0.0; 6]);
+        self.grad.g.resize(w * h, [0; 6]);
         for c in 0..3 {
             let ch = cv("split", channels.get(c))?;
             for (dx, dy) in [(1, 0), (0, 1)] {
-                // 3x3 Sobel is 8 x the per-pixel derivative.
-                cv("sobel", imgproc::sobel(&ch, &mut self.sobel, CV_32F, dx, dy, 3, 1.0 / 8.0, 0.0, BORDER_DEFAULT))?;
-                let data = cv("sobel", self.sobel.data_typed::<f32>())?;
+                // The raw 3x3 Sobel sums of the 8-bit channel: exact in 16 bits.
+                cv("sobel", imgproc::sobel(&ch, &mut self.sobel, CV_16S, dx, dy, 3, 1.0, 0.0, BORDER_DEFAULT))?;
+                let data = cv("sobel", self.sobel.data_typed::<i16>())?;
                 let plane = 2 * c + dy as usize;
                 for (i, (dst, g)) in self.grad.g.iter_mut().zip(data).enumerate() {
-                    dst[plane] = if mask.is_some_and(|m| m[i] == 0) { 0.0 } else { *g };
+                    dst[plane] = if mask.is_some_and(|m| m[i] == 0) { 0 } else { *g };
                 }
             }
         }
