@@ -169,6 +169,10 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         /// Classical detection only: no hole-state model correcting washer calls.
         #[arg(long)]
         no_model: bool,
+        /// Also draw each settled state's footprints, calls and margins on its frame, to
+        /// DIR/frame-NNNNNN.png (NNNNNN: the frame's index): the evidence beside each report.
+        #[arg(long, value_name = "DIR")]
+        annotate: Option<std::path::PathBuf>,
     },
     /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file):
     /// percent correct round score (PCS), footprint error, per-call confusion, confident-wrong calls, time per frame.
@@ -525,7 +529,7 @@ fn run(cli: Cli) -> Result<()> {
                 say!("{}: {}: {} ({})", item.piece.id, item.gap, item.verdict, item.confidence);
             }
         }
-        Command::Watch { source, board, camera, round, pose, trust_pose, every, settle, still_mm, recheck_s, no_model } => {
+        Command::Watch { source, board, camera, round, pose, trust_pose, every, settle, still_mm, recheck_s, no_model, annotate } => {
             use boardcall::watch::{PoseStart, WatchConfig, WatchEvent, Watcher};
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
@@ -537,9 +541,17 @@ fn run(cli: Cli) -> Result<()> {
             let cfg = WatchConfig { every, settle_frames: settle, still_mm, recheck_s, ..WatchConfig::default() };
             let mut watcher = Watcher::new(&b, &cam, start, detector_config(no_model), round.foul()?, round.scoring()?, cfg)?;
             let mut stream = boardcall::frame::FrameSource::open(&source)?;
+            if let Some(dir) = &annotate {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
             let (mut frames, mut last_time) = (0u64, 0.0f64);
             while let Some(f) = stream.next_frame()? {
                 for event in watcher.push(&f)? {
+                    if let (Some(dir), WatchEvent::Settled { frame, report, .. }) = (&annotate, &event) {
+                        let pose = boardcall::camera::CameraPose::from_rvec_tvec(report.pose.rvec, report.pose.tvec);
+                        let img = boardcall::score::annotate(&f.frame, &cam, &pose, &b, report)?;
+                        boardcall::frame::write_png(&img, &dir.join(format!("frame-{frame:06}.png")))?;
+                    }
                     say!("{}", serde_json::to_string(&event)?);
                 }
                 (frames, last_time) = (f.index + 1, f.time_s);

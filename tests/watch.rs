@@ -257,10 +257,15 @@ fn the_watch_command_reads_a_video_file() {
     }
     writer.release().expect("close the video");
     let camera_file = root().join(SCENE).join("camera.yaml");
+    let pictures = dir.join("settled");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_boardcall"))
         .args(["watch", video.to_str().unwrap(), "--board", "holeyboard", "--game", "holeyboard", "--camera", camera_file.to_str().unwrap()])
+        .args(["--annotate", pictures.to_str().unwrap()])
         .output()
         .expect("run boardcall watch");
+    // One annotated frame per settled state, named by its frame.
+    let mut drawn: Vec<String> = std::fs::read_dir(&pictures).map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+    drawn.sort();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let lines: Vec<serde_json::Value> =
@@ -270,6 +275,8 @@ fn the_watch_command_reads_a_video_file() {
     assert_eq!(lines[1]["report"]["score"]["rounds"][0]["points"], s.a.points);
     assert_eq!(lines[2]["report"]["score"]["rounds"][0]["points"], s.b.points);
     assert_eq!(lines[3]["frames"], 6);
+    let settled_at: Vec<String> = lines.iter().filter(|l| l["event"] == "settled").map(|l| format!("frame-{:06}.png", l["frame"].as_u64().unwrap())).collect();
+    assert_eq!(drawn, settled_at);
     // A source that cannot be opened is invalid input (exit 3).
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_boardcall"))
         .args(["watch", "no-such-video.avi", "--board", "holeyboard", "--camera", "fixtures/scenes/33-holeyboard-plain/camera.yaml"])
