@@ -141,6 +141,17 @@ pub enum WatchError {
     Score(#[from] ScoreError),
 }
 
+/// What checking the pose against a frame found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    /// The board is where the pose says.
+    Same,
+    /// The camera drifted; the pose was followed and the session rebuilt.
+    Moved,
+    /// The board is not there (moved, covered): the session was dropped.
+    Lost,
+}
+
 /// What a state is judged by: each piece's side, kind, place and call, and
 /// how much unexplained colour (a hand, a phone) is in view.
 #[derive(Debug, Clone)]
@@ -291,23 +302,9 @@ impl Watcher {
                     }
                 }
             }
-            Some((session, _)) if !self.trusted && time_s - self.last_check_s >= self.cfg.recheck_s => {
-                self.last_check_s = time_s;
-                let current = *session.pose();
-                match self.check(f, current) {
-                    Ok(bp) => {
-                        let moved_px = self.image_shift_px(&current, &bp.pose);
-                        if moved_px > POSE_MOVED_PX {
-                            let report = PoseReport::located("given", &bp);
-                            self.start_session(bp.pose, report.clone())?;
-                            events.push(WatchEvent::PoseMoved { frame, time_s, moved_px, pose: report });
-                        }
-                    }
-                    Err(reason) => {
-                        self.lose(current, time_s);
-                        events.push(WatchEvent::BoardLost { frame, time_s, reason });
-                        return Ok(events);
-                    }
+            Some(_) if !self.trusted && time_s - self.last_check_s >= self.cfg.recheck_s => {
+                if self.recheck(f, &mut events)? == Checked::Lost {
+                    return Ok(events);
                 }
             }
             Some(_) => {}
@@ -330,24 +327,15 @@ impl Watcher {
                     // Before a state is reported, the board is checked to be where the
                     // pose says and in view: a still hand or a cloth over it refuses.
                     if !self.trusted {
-                        self.last_check_s = time_s;
-                        let current = *session.pose();
-                        match self.check(f, current) {
-                            Ok(bp) if self.image_shift_px(&current, &bp.pose) > POSE_MOVED_PX => {
-                                let moved_px = self.image_shift_px(&current, &bp.pose);
-                                let moved = PoseReport::located("given", &bp);
-                                self.start_session(bp.pose, moved.clone())?;
-                                events.push(WatchEvent::PoseMoved { frame, time_s, moved_px, pose: moved.clone() });
-                                let (session, _) = self.session.as_mut().expect("just started");
-                                report = session.report(&f.frame, moved, self.foul)?;
+                        match self.recheck(f, &mut events)? {
+                            Checked::Lost => return Ok(events),
+                            Checked::Same => {}
+                            // Scored again with the pose followed.
+                            Checked::Moved => {
+                                let (session, pose) = self.session.as_mut().expect("a moved pose starts a session");
+                                report = session.report(&f.frame, pose.clone(), self.foul)?;
                                 self.previous = Some(State::of(&report));
                                 self.run = self.cfg.settle_frames;
-                            }
-                            Ok(_) => {}
-                            Err(reason) => {
-                                self.lose(current, time_s);
-                                events.push(WatchEvent::BoardLost { frame, time_s, reason });
-                                return Ok(events);
                             }
                         }
                     }
@@ -368,6 +356,32 @@ impl Watcher {
             }
         }
         Ok(events)
+    }
+
+    /// Checks the session's pose against the frame: the board is where it says
+    /// (followed, with a `pose_moved` event, if the camera drifted), or it is
+    /// not (a `board_lost` event; the session is dropped).
+    fn recheck(&mut self, f: &StreamFrame, events: &mut Vec<WatchEvent>) -> Result<Checked, WatchError> {
+        let (frame, time_s) = (f.index, f.time_s);
+        self.last_check_s = time_s;
+        let Some(current) = self.session.as_ref().map(|(s, _)| *s.pose()) else { return Ok(Checked::Lost) };
+        match self.check(f, current) {
+            Ok(bp) => {
+                let moved_px = self.image_shift_px(&current, &bp.pose);
+                if moved_px <= POSE_MOVED_PX {
+                    return Ok(Checked::Same);
+                }
+                let report = PoseReport::located("given", &bp);
+                self.start_session(bp.pose, report.clone())?;
+                events.push(WatchEvent::PoseMoved { frame, time_s, moved_px, pose: report });
+                Ok(Checked::Moved)
+            }
+            Err(reason) => {
+                self.lose(current, time_s);
+                events.push(WatchEvent::BoardLost { frame, time_s, reason });
+                Ok(Checked::Lost)
+            }
+        }
     }
 
     /// The pose for a frame with no session: the hint checked against it (a
