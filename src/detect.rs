@@ -363,6 +363,29 @@ pub enum MeasuredBy {
     HoleModel,
 }
 
+impl MeasuredBy {
+    /// What placed a fit: a cup-floor colour placement has no edges; a fit
+    /// that found its outline (also one refining such a placement) has.
+    fn of_fit(f: &crate::measure::CircleFit) -> MeasuredBy {
+        if f.probes == 0 {
+            MeasuredBy::FloorColour
+        } else {
+            MeasuredBy::Outline
+        }
+    }
+}
+
+impl Detection {
+    /// Takes a new measurement of its centre (its radius kept), with the
+    /// standard uncertainty `sigma_mm`.
+    fn take(&mut self, f: &crate::measure::CircleFit, sigma_mm: f64) {
+        self.footprint = Footprint::new(f.footprint.centre, self.footprint.radius_mm);
+        self.sigma_mm = sigma_mm;
+        (self.fit_rms_mm, self.edges_found, self.probes, self.mm_per_px) = (f.rms_mm, f.inliers, f.probes, f.mm_per_px);
+        self.measured_by = MeasuredBy::of_fit(f);
+    }
+}
+
 /// Something of a piece's colour that is not explained as pieces.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Unexplained {
@@ -866,21 +889,7 @@ impl Detector {
         let fit = self.cfg.fit;
         self.cfg.fit.arc_samples = RECOVERY_ARC_SAMPLES;
         for _ in 0..MAX_RECOVERY_ROUNDS {
-            let specs: Vec<crate::render::scene::PieceSpec> = out
-                .pieces
-                .iter()
-                .enumerate()
-                .map(|(i, d)| crate::render::scene::PieceSpec {
-                    id: crate::piece::PieceId::disc(i as u32 + 1),
-                    kind: d.kind,
-                    x_mm: d.footprint.centre.x_mm,
-                    y_mm: d.footprint.centre.y_mm,
-                    // A disc resting on the surface has its top at its thickness.
-                    z_mm: Some(d.top_z_mm - self.shape.top_z_mm / 2.0),
-                    tilt_deg: 0.0,
-                    tilt_towards_deg: 0.0,
-                })
-                .collect();
+            let specs: Vec<crate::render::scene::PieceSpec> = out.pieces.iter().enumerate().map(|(i, d)| self.occluder(d, i)).collect();
             self.solids = World::build(&self.board, &specs);
             let mut found = false;
             for blob in self.leftover_blobs(0, None, out) {
@@ -1032,8 +1041,7 @@ impl Detector {
             probes: held.probes,
             mm_per_px: held.mm_per_px,
             doubt,
-            // A cup-floor colour placement has no edges; a held fit that found its outline refines it.
-            measured_by: if held.probes == 0 { MeasuredBy::FloorColour } else { MeasuredBy::Outline },
+            measured_by: MeasuredBy::of_fit(&held),
         })
     }
 }
@@ -1092,12 +1100,7 @@ impl Detector {
             let d = &mut out.pieces[i];
             d.top_z_mm = z_up;
             match fit {
-                Some(f) => {
-                    d.footprint = Footprint::new(f.footprint.centre, r);
-                    d.sigma_mm = f.centre_sigma_mm.hypot(parallax);
-                    (d.fit_rms_mm, d.edges_found, d.probes, d.mm_per_px) = (f.rms_mm, f.inliers, f.probes, f.mm_per_px);
-                    d.measured_by = MeasuredBy::Outline;
-                }
+                Some(f) => d.take(&f, f.centre_sigma_mm.hypot(parallax)),
                 // The same image position, half a thickness higher.
                 None => {
                     d.footprint = Footprint::new(start, r);
@@ -1108,21 +1111,7 @@ impl Detector {
         // Then the lower ones, with the upper ones as occluders.
         let board_only = std::mem::replace(&mut self.solids, World::build(&self.board, &[]));
         for i in (0..out.pieces.len()).filter(|&i| !over[i].is_empty()) {
-            let specs: Vec<crate::render::scene::PieceSpec> = over[i]
-                .iter()
-                .map(|&j| {
-                    let u = &out.pieces[j];
-                    crate::render::scene::PieceSpec {
-                        id: crate::piece::PieceId::of_team(u.team.unwrap_or(Team::Red), j as u32 + 1),
-                        kind: u.kind,
-                        x_mm: u.footprint.centre.x_mm,
-                        y_mm: u.footprint.centre.y_mm,
-                        z_mm: Some(u.top_z_mm - t / 2.0),
-                        tilt_deg: 0.0,
-                        tilt_towards_deg: 0.0,
-                    }
-                })
-                .collect();
+            let specs: Vec<crate::render::scene::PieceSpec> = over[i].iter().map(|&j| self.occluder(&out.pieces[j], j)).collect();
             self.solids = World::build(&self.board, &specs);
             let d = &out.pieces[i];
             let class = self.class_of(d.team);
@@ -1133,11 +1122,7 @@ impl Detector {
                 .ok()
                 .or_else(|| hole.and_then(|h| self.cup_template(frame, &w, h, class)));
             if let Some(f) = placed {
-                let d = &mut out.pieces[i];
-                d.footprint = Footprint::new(f.footprint.centre, r);
-                d.sigma_mm = f.centre_sigma_mm;
-                (d.fit_rms_mm, d.edges_found, d.probes, d.mm_per_px) = (f.rms_mm, f.inliers, f.probes, f.mm_per_px);
-                d.measured_by = if f.probes == 0 { MeasuredBy::FloorColour } else { MeasuredBy::Outline };
+                out.pieces[i].take(&f, f.centre_sigma_mm);
             }
         }
         self.solids = board_only;
@@ -1179,6 +1164,23 @@ impl Detector {
             Some(false)
         } else {
             None
+        }
+    }
+
+    /// A found piece as a solid of the line-of-sight model (numbered `n`),
+    /// lying flat with its top where it was measured: what hides the outline
+    /// of a piece beneath or beside it.
+    fn occluder(&self, d: &Detection, n: usize) -> crate::render::scene::PieceSpec {
+        let number = n as u32 + 1;
+        crate::render::scene::PieceSpec {
+            id: d.team.map_or(crate::piece::PieceId::disc(number), |t| crate::piece::PieceId::of_team(t, number)),
+            kind: d.kind,
+            x_mm: d.footprint.centre.x_mm,
+            y_mm: d.footprint.centre.y_mm,
+            // A piece resting on the surface has its top at its thickness: its centre is half that below the top.
+            z_mm: Some(d.top_z_mm - self.shape.top_z_mm / 2.0),
+            tilt_deg: 0.0,
+            tilt_towards_deg: 0.0,
         }
     }
 
