@@ -1170,8 +1170,9 @@ impl Locator {
     }
 
     /// Largest image distance between where two poses put the surface points
-    /// that the first pose sees, px (infinite if it sees none).
-    fn image_distance(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
+    /// that the first pose sees, px (infinite if it sees none), in the image
+    /// of the distortion-free camera `cam`.
+    pub fn image_distance(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
         let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let mut worst = f64::NEG_INFINITY;
         for p in &self.probe_points {

@@ -28,7 +28,7 @@ use crate::calls::FoulLine;
 use crate::camera::{Camera, CameraPose};
 use crate::detect::DetectorConfig;
 use crate::frame::{FrameError, StreamFrame};
-use crate::geom::{BoardPoint, BoardPoint3};
+use crate::geom::BoardPoint;
 use crate::locate::{BoardPose, LocateConfig, Locator};
 use crate::piece::{PieceKind, Team};
 use crate::score::{FrameReport, PoseReport, RoundScoring, ScoreError, Session};
@@ -55,9 +55,10 @@ pub const RECHECK_SECONDS: f64 = 10.0;
 /// search from scratch takes up to seconds.
 pub const RELOCATE_SECONDS: f64 = 2.0;
 
-/// A checked pose that moves the board's image by more than this (pixels) is
-/// adopted, and the detector rebuilt for it: half a pixel is well above the
-/// check's own noise (~0.1 px) and below what biases a measurement visibly.
+/// A checked pose that moves the board's image (the surface points in view)
+/// by more than this (pixels) is adopted, and the detector rebuilt for it:
+/// half a pixel is well above the check's own noise (~0.1 px) and below what
+/// biases a measurement visibly.
 pub const POSE_MOVED_PX: f64 = 0.5;
 
 /// Motion is measured on blocks of this many pixels a side: the mean grey
@@ -367,7 +368,7 @@ impl Watcher {
         let Some(current) = self.session.as_ref().map(|(s, _)| *s.pose()) else { return Ok(Checked::Lost) };
         match self.check(f, current) {
             Ok(bp) => {
-                let moved_px = self.image_shift_px(&current, &bp.pose);
+                let moved_px = self.locator.image_distance(self.undistorter.ideal_camera(), &current, &bp.pose);
                 if moved_px <= POSE_MOVED_PX {
                     return Ok(Checked::Same);
                 }
@@ -435,17 +436,6 @@ impl Watcher {
         self.run = 0;
     }
 
-    /// How far (pixels) the image of the playing surface's corners moves from one pose to another.
-    fn image_shift_px(&self, a: &CameraPose, b: &CameraPose) -> f64 {
-        let s = &self.board.surface;
-        [(-s.half_width(), 0.0), (s.half_width(), 0.0), (-s.half_width(), s.length_mm), (s.half_width(), s.length_mm)]
-            .into_iter()
-            .filter_map(|(x, y)| {
-                let p = BoardPoint3::new(x, y, 0.0);
-                Some(a.project(&self.camera, p)?.distance(b.project(&self.camera, p)?))
-            })
-            .fold(0.0, f64::max)
-    }
 }
 
 /// The frame's mean grey level over blocks of [`MOTION_BLOCK_PX`] (the image's
