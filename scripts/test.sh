@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The set-up checks themselves, against fake layouts (e.g. clang without libclang-dev).
+bash scripts/setup-test.sh
 cargo test --release --locked --all-targets
