@@ -16,6 +16,20 @@ pub const FORMAT_VERSION: u32 = 1;
 /// could not hold a cup wall. Real boards keep several centimetres.
 pub const MIN_WOOD_BETWEEN_HOLES_MM: f64 = 5.0;
 
+/// The longest playing surface accepted: 20 m. The longest regulation table (22 ft shuffleboard) is 6.7 m; beyond a
+/// few times that a number is a typo (or an attack), and every stage sizes buffers by the board.
+pub const MAX_BOARD_LENGTH_MM: f64 = 20_000.0;
+/// The widest playing surface accepted: 2 m (a shuffleboard is ~0.5 m wide, a washer board or sjoelbak less).
+pub const MAX_BOARD_WIDTH_MM: f64 = 2_000.0;
+/// The deepest or tallest construction accepted (gutter, cup, stand, wall, a piece's height): 1 m.
+pub const MAX_HEIGHT_MM: f64 = 1_000.0;
+/// The smallest length accepted for any dimension: a tenth of a millimetre (below it a number is not a measurement).
+pub const MIN_LENGTH_MM: f64 = 0.1;
+/// At most this many holes or compartments (the largest real board, YOCU's 9-hole side, has 9).
+pub const MAX_TARGETS: usize = 64;
+/// The most points a hole or compartment may be worth (real boards: 1 to 5): keeps every score far from overflow.
+pub const MAX_VALUE: u32 = 1_000;
+
 /// The built-in boards, compiled into the binary from `calibration/boards/`.
 pub const BUILTIN: [(&str, &str); 5] = [
     ("shuffleboard-22ft", include_str!("../calibration/boards/shuffleboard-22ft.toml")),
@@ -262,8 +276,9 @@ impl Board {
 
     /// Parses and validates board-file text; `origin` names it in error messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<Board, BoardError> {
-        let file: BoardFile = toml::from_str(text)
-            .map_err(|e| BoardError::Syntax { origin: origin.to_string(), message: e.to_string() })?;
+        let syntax = |e: toml::de::Error| BoardError::Syntax { origin: origin.to_string(), message: e.to_string() };
+        check_shuffleboard_keys(&toml::from_str::<toml::Table>(text).map_err(syntax)?, origin)?;
+        let file: BoardFile = toml::from_str(text).map_err(syntax)?;
         let board = file.into_board(origin)?;
         board.validate(origin)?;
         Ok(board)
@@ -374,26 +389,50 @@ impl Board {
             key: key.to_string(),
             problem,
         };
-        let positive = |key: &str, v: f64| -> Result<(), BoardError> {
-            if v.is_finite() && v > 0.0 {
+        // Every length: finite, at least MIN_LENGTH_MM, at most `max`.
+        let within = |key: &str, v: f64, max: f64| -> Result<(), BoardError> {
+            if v.is_finite() && (MIN_LENGTH_MM..=max).contains(&v) {
                 Ok(())
             } else {
-                Err(bad(key, format!("must be a positive length, got {v}")))
+                Err(bad(key, format!("must be a length from {MIN_LENGTH_MM} to {max} mm, got {v}")))
             }
         };
-        positive("surface.width_mm", self.surface.width_mm)?;
-        positive("surface.length_mm", self.surface.length_mm)?;
+        let positive = |key: &str, v: f64| within(key, v, MAX_HEIGHT_MM);
+        let finite = |key: &str, v: f64| -> Result<(), BoardError> {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err(bad(key, format!("must be a finite number, got {v}")))
+            }
+        };
+        // A piece is smaller than the board it is played on.
+        let piece = |key: &str, d: f64| -> Result<(), BoardError> {
+            positive(key, d)?;
+            if d >= self.surface.width_mm {
+                return Err(bad(key, format!("a piece {d} mm across does not fit a board {} mm wide", self.surface.width_mm)));
+            }
+            Ok(())
+        };
+        let value = |key: &str, v: u32| -> Result<(), BoardError> {
+            if v <= MAX_VALUE {
+                Ok(())
+            } else {
+                Err(bad(key, format!("must be at most {MAX_VALUE} points, got {v}")))
+            }
+        };
+        within("surface.width_mm", self.surface.width_mm, MAX_BOARD_WIDTH_MM)?;
+        within("surface.length_mm", self.surface.length_mm, MAX_BOARD_LENGTH_MM)?;
         match &self.layout {
             Layout::Shuffleboard(s) => {
                 positive("shuffleboard.line_width_mm", s.line_width_mm)?;
                 positive("shuffleboard.gutter_width_mm", s.gutter_width_mm)?;
                 positive("shuffleboard.gutter_depth_mm", s.gutter_depth_mm)?;
-                positive("shuffleboard.weight_diameter_mm", s.weight_diameter_mm)?;
+                piece("shuffleboard.weight_diameter_mm", s.weight_diameter_mm)?;
                 positive("shuffleboard.weight_height_mm", s.weight_height_mm)?;
                 validate_lines(&s.lines, self.surface.length_mm, s.line_width_mm, "shuffleboard", &bad)?;
                 for (name, v) in &s.variants {
                     let key = format!("shuffleboard.variants.{name}");
-                    positive(&format!("{key}.length_mm"), v.length_mm)?;
+                    within(&format!("{key}.length_mm"), v.length_mm, self.surface.length_mm)?;
                     validate_lines(&v.lines, v.length_mm, s.line_width_mm, &key, &bad)?;
                 }
             }
@@ -401,7 +440,7 @@ impl Board {
                 positive("sjoelbak.partition_width_mm", s.partition_width_mm)?;
                 positive("sjoelbak.gate_opening_mm", s.gate_opening_mm)?;
                 positive("sjoelbak.wall_height_mm", s.wall_height_mm)?;
-                positive("sjoelbak.disc_diameter_mm", s.disc_diameter_mm)?;
+                piece("sjoelbak.disc_diameter_mm", s.disc_diameter_mm)?;
                 positive("sjoelbak.disc_thickness_mm", s.disc_thickness_mm)?;
                 if !(s.gate_back_mm > 0.0 && s.gate_front_mm > s.gate_back_mm) {
                     return Err(bad(
@@ -415,12 +454,15 @@ impl Board {
                 if s.gate_front_mm >= self.surface.length_mm {
                     return Err(bad("sjoelbak.gate_front_mm", "lies off the board".into()));
                 }
-                if s.compartments.is_empty() {
-                    return Err(bad("sjoelbak.compartments", "needs at least one compartment".into()));
+                if s.compartments.is_empty() || s.compartments.len() > MAX_TARGETS {
+                    return Err(bad("sjoelbak.compartments", format!("needs 1 to {MAX_TARGETS} compartments, got {}", s.compartments.len())));
                 }
+                finite("sjoelbak.gate_back_mm", s.gate_back_mm)?;
+                finite("sjoelbak.gate_front_mm", s.gate_front_mm)?;
                 let half = self.surface.half_width();
                 for (i, c) in s.compartments.iter().enumerate() {
-                    if c.x_mm.abs() >= half {
+                    value(&format!("sjoelbak.compartments[{i}].value"), c.value)?;
+                    if !(c.x_mm.abs() < half) {
                         return Err(bad(&format!("sjoelbak.compartments[{i}].x_mm"), "lies off the board".into()));
                     }
                 }
@@ -443,9 +485,10 @@ impl Board {
             }
             Layout::Washer(w) => {
                 positive("washer.cup_depth_mm", w.cup_depth_mm)?;
-                positive("washer.washer_outer_diameter_mm", w.washer_outer_diameter_mm)?;
+                piece("washer.washer_outer_diameter_mm", w.washer_outer_diameter_mm)?;
                 positive("washer.washer_inner_diameter_mm", w.washer_inner_diameter_mm)?;
                 positive("washer.washer_thickness_mm", w.washer_thickness_mm)?;
+                positive("washer.stand_height_mm", w.stand_height_mm)?;
                 if !(w.stand_height_mm >= w.cup_depth_mm) {
                     return Err(bad(
                         "washer.stand_height_mm",
@@ -458,12 +501,13 @@ impl Board {
                         "must be smaller than washer_outer_diameter_mm".into(),
                     ));
                 }
-                if w.holes.is_empty() {
-                    return Err(bad("washer.holes", "needs at least one hole".into()));
+                if w.holes.is_empty() || w.holes.len() > MAX_TARGETS {
+                    return Err(bad("washer.holes", format!("needs 1 to {MAX_TARGETS} holes, got {}", w.holes.len())));
                 }
                 for (i, h) in w.holes.iter().enumerate() {
                     let key = format!("washer.holes[{i}]");
                     positive(&format!("{key}.diameter_mm"), h.diameter_mm)?;
+                    value(&format!("{key}.value"), h.value)?;
                     if h.diameter_mm <= w.washer_outer_diameter_mm {
                         return Err(bad(
                             &format!("{key}.diameter_mm"),
@@ -563,6 +607,35 @@ impl BoardFile {
         };
         Ok(Board { name: self.name, description: self.description, variant: None, surface: self.surface, layout })
     }
+}
+
+/// The `[shuffleboard]` section and its variants take their line positions flattened in, where serde cannot name an
+/// unknown key (a misspelt `trey_lin_mm` would be reported as a missing `trey_line_mm`): their keys are checked here.
+fn check_shuffleboard_keys(file: &toml::Table, origin: &str) -> Result<(), BoardError> {
+    const LINES: [&str; 4] = ["trey_line_mm", "deuce_line_mm", "long_foul_line_mm", "short_foul_line_mm"];
+    const OWN: [&str; 7] =
+        ["line_width_mm", "gutter_width_mm", "gutter_depth_mm", "weight_diameter_mm", "weight_height_mm", "variants", "length_mm"];
+    let unknown = |key: String, known: &[&str]| BoardError::Invalid {
+        origin: origin.to_string(),
+        key,
+        problem: format!("is not a known key (known: {})", known.join(", ")),
+    };
+    let Some(toml::Value::Table(section)) = file.get("shuffleboard") else { return Ok(()) };
+    let known: Vec<&str> = LINES.iter().chain(&OWN[..6]).copied().collect();
+    if let Some(k) = section.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(unknown(format!("shuffleboard.{k}"), &known));
+    }
+    if let Some(toml::Value::Table(variants)) = section.get("variants") {
+        let known: Vec<&str> = LINES.iter().chain(&OWN[6..]).copied().collect();
+        for (name, v) in variants {
+            if let toml::Value::Table(v) = v {
+                if let Some(k) = v.keys().find(|k| !known.contains(&k.as_str())) {
+                    return Err(unknown(format!("shuffleboard.variants.{name}.{k}"), &known));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn builtin_text(name: &str) -> Option<&'static str> {

@@ -12,6 +12,8 @@ pub mod fixture;
 pub mod camera;
 pub mod detect;
 pub mod eval;
+pub mod failure;
+pub mod files;
 pub mod frame;
 pub mod geom;
 pub mod locate;

@@ -44,6 +44,8 @@ pub enum LocateError {
     PoorFit { reason: String },
     #[error("the pose is ambiguous: two different poses fit almost equally well (scores {best:.0} and {second:.0}); {hint}")]
     Ambiguous { best: f64, second: f64, hint: String },
+    #[error("the given pose does not fit this frame: {reason} (was the camera moved, or the board covered?)")]
+    GivenPoseRejected { reason: String },
     #[error("need at least {needed} points with distinct positions, got {got}")]
     TooFewPoints { got: usize, needed: usize },
     #[error("points file {path}, line {line}: {problem}")]
@@ -68,7 +70,10 @@ impl LocateError {
     /// Whether this is a refusal (the board is not found, the fit is poor or
     /// ambiguous) rather than an input or internal error.
     pub fn is_refusal(&self) -> bool {
-        matches!(self, LocateError::NotFound { .. } | LocateError::PoorFit { .. } | LocateError::Ambiguous { .. })
+        matches!(
+            self,
+            LocateError::NotFound { .. } | LocateError::PoorFit { .. } | LocateError::Ambiguous { .. } | LocateError::GivenPoseRejected { .. }
+        )
     }
 }
 
@@ -1209,10 +1214,14 @@ impl Locator {
         self.prepare(und)?;
         let cam = und.camera;
         let Some(best) = self.refine(&cam, start) else {
-            return Err(LocateError::NotFound { reason: "the board's edges are not near the given pose".into() });
+            return Err(LocateError::GivenPoseRejected { reason: "the board's edges are not near where it puts them".into() });
         };
         self.last_candidate = Some(best.pose);
-        self.check(&best)?;
+        // The given pose was what failed, not a search: say so, with what disagreed.
+        self.check(&best).map_err(|e| match e {
+            LocateError::NotFound { reason } | LocateError::PoorFit { reason } => LocateError::GivenPoseRejected { reason },
+            other => other,
+        })?;
         Ok(self.board_pose(best))
     }
 

@@ -1,14 +1,16 @@
 //! The `boardcall` command line: thin wiring from arguments to the library's stages.
 //!
-//! Exit codes (also in `boardcall --help` and README.md):
-//! 0 success; 1 unexpected internal error; 2 command-line usage error;
-//! 3 invalid input (unreadable or malformed board, events, image, camera, scene or fixture file);
-//! 4 refused: the board (or calibration pattern) was not found or the fit is poor, no result given.
+//! Exit codes (also in `boardcall --help` and README.md), from the library's one failure table
+//! ([`boardcall::failure`]): 0 success; 1 unexpected internal error; 2 command-line usage error (also an output that
+//! would overwrite an input); 3 invalid input (unreadable, malformed or out-of-limits board, events, image, video,
+//! camera, pose, points, scene or fixture file); 4 refused: no trustworthy result (the board or calibration pattern not
+//! found, a poor fit, a frame that cannot be read honestly); 5 an output could not be written.
 
 use anyhow::{Context, Result};
-use boardcall::board::{self, Board, BoardError};
+use boardcall::board::{self, Board};
 use boardcall::calls::{self, FoulLine};
 use boardcall::geom::BoardPoint3;
+use boardcall::files::{check_outputs, write_atomic, Role};
 use clap::{Parser, Subcommand};
 use serde_json::json;
 use std::process::ExitCode;
@@ -44,8 +46,11 @@ const EXIT_CODES: &str = "Exit codes:
   0  success
   1  unexpected internal error
   2  command-line usage error
-  3  invalid input: an unreadable or malformed board, events, image, video, camera, scene or fixture file
-  4  refused: the board (or calibration pattern) was not found or the fit is poor; no result given";
+  3  invalid input: an unreadable, malformed or out-of-limits board, events, image, video, camera, pose, points,
+     scene or fixture file (or a camera device that cannot be opened)
+  4  refused: no trustworthy result (the board or calibration pattern not found, a poor or ambiguous fit, a given
+     pose the frame does not confirm, a frame too dark, washed out, grey-scale, damaged or out of focus)
+  5  an output file could not be written (an output that would overwrite an input is a usage error, 2)";
 
 #[derive(Parser)]
 #[command(name = "boardcall", version, about = "Scores table games from an overhead camera, to the millimetre.", after_help = EXIT_CODES)]
@@ -120,10 +125,10 @@ Without --piece or --all-close: the calls flagged for review. The JSON record go
         #[arg(long)]
         all_close: bool,
         /// With --all-close: the margin (mm) under which a call counts as close.
-        #[arg(long, default_value_t = boardcall::review::CLOSE_MARGIN_MM)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = boardcall::review::CLOSE_MARGIN_MM, value_parser = non_negative)]
         within: f64,
         /// Board mm per pixel of the crops.
-        #[arg(long, default_value_t = boardcall::review::DEFAULT_MM_PER_PX)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = boardcall::review::DEFAULT_MM_PER_PX, value_parser = positive)]
         mm_per_px: f64,
         /// The picture to write (PNG).
         #[arg(short, long)]
@@ -161,10 +166,10 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         #[arg(long, default_value_t = boardcall::watch::SETTLE_FRAMES)]
         settle: usize,
         /// A piece moving less than this (mm) between scored frames is at rest.
-        #[arg(long, default_value_t = boardcall::watch::STILL_MM)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = boardcall::watch::STILL_MM, value_parser = positive)]
         still_mm: f64,
         /// Seconds of stream time between checks of the pose against the frame.
-        #[arg(long, default_value_t = boardcall::watch::RECHECK_SECONDS)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = boardcall::watch::RECHECK_SECONDS, value_parser = positive)]
         recheck_s: f64,
         /// Classical detection only: no hole-state model correcting washer calls.
         #[arg(long)]
@@ -300,13 +305,13 @@ Exit code 4 when the board is not found or the fit is poor.")]
         #[arg(short, long)]
         output: std::path::PathBuf,
         /// Board millimetres per output pixel.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = 1.0, value_parser = positive)]
         mm_per_px: f64,
         /// Board plane shown around the playing surface, mm.
-        #[arg(long, default_value_t = 100.0)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = 100.0, value_parser = non_negative)]
         margin: f64,
         /// Height of the plane drawn, mm (e.g. -76 for a washer cup's bottom).
-        #[arg(long, allow_hyphen_values = true, default_value_t = 0.0)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = 0.0, value_parser = finite)]
         height: f64,
     },
     /// Inspect a board.
@@ -324,22 +329,22 @@ Exit code 4 when the board is not found or the fit is poor.")]
         #[arg(long)]
         board: String,
         /// Centre across the board, in board mm.
-        #[arg(long, allow_hyphen_values = true)]
+        #[arg(long, allow_hyphen_values = true, value_parser = finite)]
         x: f64,
         /// Centre along the board from the target end, in board mm.
-        #[arg(long, allow_hyphen_values = true)]
+        #[arg(long, allow_hyphen_values = true, value_parser = finite)]
         y: f64,
-        /// Footprint radius in mm (default: the board's piece).
-        #[arg(long)]
+        /// Footprint radius in mm (default: the board's piece); at most half the board's width.
+        #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         radius: Option<f64>,
         /// Shuffleboard: the designated foul line.
         #[arg(long, value_enum, default_value = "long")]
         foul_line: FoulArg,
         /// Washers: height of the washer's centre above the surface, mm (negative in a cup).
-        #[arg(long, allow_hyphen_values = true, default_value_t = 1.6)]
+        #[arg(long, allow_hyphen_values = true, default_value_t = 1.6, value_parser = finite)]
         z: f64,
-        /// Washers: tilt from horizontal, degrees.
-        #[arg(long, default_value_t = 0.0)]
+        /// Washers: tilt from horizontal, degrees (0 to 90).
+        #[arg(long, allow_hyphen_values = true, default_value_t = 0.0, value_parser = tilt_deg)]
         tilt: f64,
     },
 }
@@ -421,6 +426,31 @@ enum FixturesAction {
     },
 }
 
+/// A finite number (no NaN or infinity).
+fn finite(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` is not a finite number"))
+    }
+}
+
+/// A finite number above zero.
+fn positive(s: &str) -> Result<f64, String> {
+    finite(s).and_then(|v| if v > 0.0 { Ok(v) } else { Err(format!("must be positive, got {v}")) })
+}
+
+/// A finite number at or above zero.
+fn non_negative(s: &str) -> Result<f64, String> {
+    finite(s).and_then(|v| if v >= 0.0 { Ok(v) } else { Err(format!("must not be negative, got {v}")) })
+}
+
+/// A tilt from horizontal: 0 to 90 degrees.
+fn tilt_deg(s: &str) -> Result<f64, String> {
+    finite(s).and_then(|v| if (0.0..=90.0).contains(&v) { Ok(v) } else { Err(format!("a tilt is 0 to 90 degrees, got {v}")) })
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum PoseArg {
     Locate,
@@ -444,28 +474,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// Maps a library error to the documented exit code.
+/// Maps an error to the documented exit code: the first error in its chain the library's failure table knows
+/// ([`boardcall::failure::classify`]); anything else is an internal error.
 fn exit_code(err: &anyhow::Error) -> u8 {
-    if let Some(code) = err.chain().find_map(camera_stage_exit_code) {
-        return code;
-    }
-    let bad_scene = |e: &(dyn std::error::Error + 'static)| {
-        e.is::<boardcall::render::SceneError>()
-            || e.is::<boardcall::fixture::FixtureError>()
-            || matches!(e.downcast_ref::<boardcall::render::RenderError>(), Some(boardcall::render::RenderError::Scene(_)))
-    };
-    use boardcall::review::ReviewError;
-    if err.chain().any(|e| {
-        matches!(e.downcast_ref::<ReviewError>(), Some(ReviewError::NoSuchPiece { .. } | ReviewError::Scale { .. }))
-            || e.is::<boardcall::piece::PieceParseError>()
-    }) {
-        return 2;
-    }
-    if err.chain().any(|e| e.is::<BoardError>() || e.is::<boardcall::rules::RulesError>() || e.is::<serde_json::Error>() || e.is::<std::io::Error>() || bad_scene(e)) {
-        3
-    } else {
-        1
-    }
+    err.chain().find_map(boardcall::failure::classify).unwrap_or(boardcall::failure::Failure::Internal).exit_code()
+}
+
+/// The board argument as an input file, when it names one (not a built-in board).
+fn board_file(spec: &str) -> Option<&std::path::Path> {
+    let p = std::path::Path::new(spec);
+    p.is_file().then_some(p)
+}
+
+/// Writes `path` atomically through a writer that takes a path (OpenCV FileStorage files): to a temporary file renamed
+/// into place ([`boardcall::files::write_with`]); a failed write is an error.
+fn save_atomically<E: std::fmt::Display>(path: &std::path::Path, save: impl FnOnce(&std::path::Path) -> Result<(), E>) -> Result<()> {
+    boardcall::files::write_with(path, |tmp| save(tmp).map_err(|e| std::io::Error::other(e.to_string())))?;
+    Ok(())
 }
 
 /// The detector's settings, with or without the hole-state model (`--no-model`).
@@ -477,6 +502,10 @@ fn run(cli: Cli) -> Result<()> {
     let cores = || std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     match cli.command {
         Command::Score { image, board, round, camera, pose, trust_pose, json, annotate, no_model } => {
+            let mut inputs = vec![Role::new(&image, "frame"), Role::new(&camera, "camera file")];
+            inputs.extend(pose.as_deref().map(|p| Role::new(p, "pose file")));
+            inputs.extend(board_file(&board).map(|p| Role::new(p, "board file")));
+            check_outputs(&inputs, &annotate.as_deref().map(|p| Role::new(p, "--annotate")).into_iter().collect::<Vec<_>>())?;
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
             let frame = boardcall::frame::Frame::load(&image)?;
@@ -503,6 +532,11 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Review { image, board, camera, pose, game, options, foul_line, piece, all_close, within, mm_per_px, output, record } => {
+            let record_path = record.unwrap_or_else(|| output.with_extension("json"));
+            let mut inputs = vec![Role::new(&image, "frame"), Role::new(&camera, "camera file")];
+            inputs.extend(pose.as_deref().map(|p| Role::new(p, "pose file")));
+            inputs.extend(board_file(&board).map(|p| Role::new(p, "board file")));
+            check_outputs(&inputs, &[Role::new(&output, "--output"), Role::new(&record_path, "--record")])?;
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
             let frame = boardcall::frame::Frame::load(&image)?;
@@ -518,9 +552,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let cfg = boardcall::review::ReviewConfig { mm_per_px, ..Default::default() };
             let review = boardcall::review::review_frame(&frame, &b, &cam, pose_input, boardcall::detect::DetectorConfig::default(), foul, selection, &cfg)?;
-            let record_path = record.unwrap_or_else(|| output.with_extension("json"));
-            std::fs::write(&record_path, serde_json::to_string_pretty(&review.record)? + "\n")
-                .with_context(|| format!("writing {}", record_path.display()))?;
+            write_atomic(&record_path, (serde_json::to_string_pretty(&review.record)? + "\n").as_bytes())?;
             match &review.picture {
                 Some(pic) => boardcall::frame::write_png(pic, &output)?,
                 None => eprintln!("boardcall: no call matches ({}); no picture written", review.record.selection),
@@ -579,15 +611,21 @@ fn run(cli: Cli) -> Result<()> {
             say!("{}", serde_json::to_string_pretty(&game)?);
         }
         Command::Render { scene, output, truth, threads } => {
+            let camera_out = truth.as_deref().map(|t| t.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")).join(boardcall::fixture::CAMERA_FILE));
+            let mut outputs = vec![Role::new(&output, "--output")];
+            outputs.extend(truth.as_deref().map(|p| Role::new(p, "--truth")));
+            outputs.extend(camera_out.as_deref().map(|p| Role::new(p, "the camera file beside --truth")));
+            check_outputs(&[Role::new(&scene, "scene file")], &outputs)?;
             let ls = boardcall::render::Scene::load(&scene)?;
             let img = boardcall::render::render(&ls, threads.unwrap_or_else(cores));
             boardcall::render::effects::write_image(&img, &output, ls.scene.effects.jpeg_quality)?;
             if let Some(path) = truth {
                 let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 let t = boardcall::render::truth::truth_for(&ls, &name);
-                std::fs::write(&path, serde_json::to_string_pretty(&t)? + "\n").with_context(|| format!("writing {}", path.display()))?;
-                let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-                ls.scene.camera.intrinsics.save(&dir.join(boardcall::fixture::CAMERA_FILE), &[])?;
+                write_atomic(&path, (serde_json::to_string_pretty(&t)? + "\n").as_bytes())?;
+                if let Some(cam_path) = &camera_out {
+                    save_atomically(cam_path, |tmp| ls.scene.camera.intrinsics.save(tmp, &[]))?;
+                }
             }
         }
         Command::Calibrate { pattern, images, output, fix_aspect_ratio, zero_tangent, fix_k3 } => {
@@ -646,6 +684,11 @@ fn run(cli: Cli) -> Result<()> {
             let b = Board::load(&board)?;
             let piece = b.piece();
             let r = radius.unwrap_or(piece.radius_mm);
+            if r > b.surface.width_mm / 2.0 {
+                use clap::CommandFactory;
+                let msg = format!("--radius {r} mm: a piece is no larger than the board ({} mm wide)", b.surface.width_mm);
+                Cli::command().error(clap::error::ErrorKind::ValueValidation, msg).exit();
+            }
             let c = calls::call_piece(&b, BoardPoint3::new(x, y, z), r, tilt, game_foul_line(None, &[], foul_line)?);
             let out = json!({
                 "board": b.name, "piece": piece.kind, "x_mm": x, "y_mm": y, "radius_mm": r, "call": c.name(),
@@ -670,71 +713,10 @@ fn game_foul_line(game: Option<&str>, options: &[String], flag: FoulArg) -> Resu
     })
 }
 
-/// Exit codes of the camera stages' errors (calibrate, locate, rectify).
-fn camera_stage_exit_code(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
-    use boardcall::calibrate::CalibrateError;
-    use boardcall::camera::CameraError;
-    use boardcall::frame::FrameError;
-    use boardcall::locate::LocateError;
-    use boardcall::rectify::RectifyError;
-    // A stage error wrapped by the scoring stage is judged as itself (the
-    // wrapper is transparent, so it is not in the source chain).
-    if let Some(boardcall::score::ScoreError::Locate(l)) = e.downcast_ref::<boardcall::score::ScoreError>() {
-        return camera_stage_exit_code(l);
-    }
-    if let Some(boardcall::score::ScoreError::Frame(f)) = e.downcast_ref::<boardcall::score::ScoreError>() {
-        return camera_stage_exit_code(f);
-    }
-    match e.downcast_ref::<boardcall::watch::WatchError>() {
-        Some(boardcall::watch::WatchError::Frame(f)) => return camera_stage_exit_code(f),
-        Some(boardcall::watch::WatchError::FrameSize { .. }) => return Some(3),
-        Some(boardcall::watch::WatchError::Config { .. }) => return Some(2),
-        _ => {}
-    }
-    if let Some(e) = e.downcast_ref::<LocateError>() {
-        return match e {
-            _ if e.is_refusal() => Some(4),
-            LocateError::TooFewPoints { .. } | LocateError::PointsFile { .. } | LocateError::PointsIo { .. } => Some(3),
-            _ => None,
-        };
-    }
-    if let Some(e) = e.downcast_ref::<CalibrateError>() {
-        return match e {
-            CalibrateError::Pattern { .. } => Some(2),
-            CalibrateError::TooFewViews { .. } => Some(4),
-            CalibrateError::SizeMismatch { .. } => Some(3),
-            _ => None,
-        };
-    }
-    if let Some(e) = e.downcast_ref::<RectifyError>() {
-        return match e {
-            RectifyError::Scale { .. } | RectifyError::TooLarge { .. } => Some(2),
-            RectifyError::NotVisible => Some(4),
-            RectifyError::Frame { .. } => None,
-        };
-    }
-    if let Some(e) = e.downcast_ref::<FrameError>() {
-        return match e {
-            FrameError::Missing { .. }
-            | FrameError::Unreadable { .. }
-            | FrameError::Corrupt { .. }
-            | FrameError::Format { .. }
-            | FrameError::SizeMismatch { .. }
-            | FrameError::VideoSource { .. } => Some(3),
-            _ => None,
-        };
-    }
-    if let Some(e) = e.downcast_ref::<CameraError>() {
-        return match e {
-            CameraError::Open { .. } | CameraError::Field { .. } => Some(3),
-            CameraError::OpenCv { .. } => None,
-        };
-    }
-    None
-}
-
 fn run_calibrate(pattern: &str, images: &[std::path::PathBuf], output: &std::path::Path, cfg: boardcall::calibrate::CalibrateConfig) -> Result<()> {
     use boardcall::calibrate::{Calibrator, Pattern};
+    let inputs: Vec<Role> = images.iter().map(|p| Role::new(p, "calibration photo")).collect();
+    check_outputs(&inputs, &[Role::new(output, "--output")])?;
     let pattern: Pattern = pattern.parse()?;
     let mut cal = Calibrator::new(pattern, cfg)?;
     for path in images {
@@ -745,7 +727,7 @@ fn run_calibrate(pattern: &str, images: &[std::path::PathBuf], output: &std::pat
         }
     }
     let result = cal.calibrate()?;
-    result.save(output).with_context(|| format!("writing {}", output.display()))?;
+    save_atomically(output, |tmp| result.save(tmp))?;
     say!("{}", serde_json::to_string_pretty(&result)?);
     Ok(())
 }
@@ -759,6 +741,12 @@ fn run_locate(
     overlay: Option<&std::path::Path>,
 ) -> Result<()> {
     use boardcall::locate::{self, LocateConfig, Locator};
+    let mut inputs = vec![Role::new(image, "frame"), Role::new(camera, "camera file")];
+    inputs.extend(points.map(|p| Role::new(p, "points file")));
+    inputs.extend(board_file(board).map(|p| Role::new(p, "board file")));
+    let mut outputs: Vec<Role> = output.map(|p| Role::new(p, "--output")).into_iter().collect();
+    outputs.extend(overlay.map(|p| Role::new(p, "--overlay")));
+    check_outputs(&inputs, &outputs)?;
     let board = Board::load(board)?;
     let cam = boardcall::camera::Camera::load(camera)?;
     let frame = boardcall::frame::Frame::load(image)?;
@@ -779,7 +767,7 @@ fn run_locate(
     }
     let pose = found?;
     if let Some(path) = output {
-        pose.save(path)?;
+        save_atomically(path, |tmp| pose.save(tmp))?;
     }
     say!("{}", serde_json::to_string_pretty(&pose)?);
     Ok(())
@@ -793,6 +781,10 @@ fn run_rectify(
     output: &std::path::Path,
     cfg: boardcall::rectify::RectifyConfig,
 ) -> Result<()> {
+    let mut inputs = vec![Role::new(image, "frame"), Role::new(camera, "camera file")];
+    inputs.extend(pose.map(|p| Role::new(p, "pose file")));
+    inputs.extend(board_file(board).map(|p| Role::new(p, "board file")));
+    check_outputs(&inputs, &[Role::new(output, "--output")])?;
     let board = Board::load(board)?;
     let cam = boardcall::camera::Camera::load(camera)?;
     let frame = boardcall::frame::Frame::load(image)?;

@@ -131,6 +131,8 @@ pub enum ScoreError {
     Model(#[from] crate::model::ModelError),
     #[error("the frame is {got_width}x{got_height} but the camera was calibrated at {want_width}x{want_height}")]
     FrameSize { got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
+    #[error("the frame cannot be read honestly: {}", reasons.join("; "))]
+    Unreadable { reasons: Vec<String> },
 }
 
 /// Where the frame's camera pose came from, and how good it is.
@@ -200,7 +202,16 @@ impl FrameReport {
     /// none can be given from this frame, the reason, as a review reason.
     pub fn add_round_score(&mut self, game: &RoundScoring, board: &Board) {
         match score_round(game.rules, &game.options, board, game.first, &self.pieces) {
-            Ok(v) => self.score = Some(v),
+            Ok(v) => {
+                // The rules engine's own doubt (e.g. two weights too close to call who is nearer) is the frame's:
+                // the report never says `needs_review: false` over a score that does.
+                if v.get("status").and_then(|s| s.as_str()) == Some("needs_review") {
+                    self.needs_review = true;
+                    let why = v.pointer("/review/reason").and_then(|r| r.as_str()).unwrap_or("the rules engine cannot decide");
+                    self.review_reasons.push(format!("round score needs review: {why}"));
+                }
+                self.score = Some(v);
+            }
             Err(why) => {
                 self.needs_review = true;
                 self.review_reasons.push(format!("no round score: {why}"));
@@ -330,6 +341,12 @@ impl Session {
                 want_width: self.camera.image_width,
                 want_height: self.camera.image_height,
             });
+        }
+        // Teams on shuffleboards and washer boards are told apart by colour; sjoelen discs are not.
+        let needs_colour = !matches!(self.board.layout, Layout::Sjoelbak(_));
+        let problems = crate::frame::quality::Quality::measure(frame)?.problems(needs_colour);
+        if !problems.is_empty() {
+            return Err(ScoreError::Unreadable { reasons: problems });
         }
         let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
         let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(DetectError::Measure)?;

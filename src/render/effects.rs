@@ -21,6 +21,11 @@ pub enum ImageWriteError {
     Write { path: std::path::PathBuf, source: image::ImageError },
     #[error("cannot write image {path}: unknown extension (use .png, .jpg or .jpeg)")]
     Extension { path: std::path::PathBuf },
+    #[error(transparent)]
+    Output {
+        #[from]
+        source: crate::files::OutputError,
+    },
 }
 
 fn tone(x: f64) -> f64 {
@@ -71,20 +76,22 @@ pub fn develop(img: &LinearImage, fx: &Effects, seed: u64) -> RgbImage {
     out
 }
 
-/// Writes an image as PNG or JPEG (`jpeg_quality`) by the path's extension.
+/// Writes an image as PNG or JPEG (`jpeg_quality`) by the path's extension, encoded in memory and written atomically
+/// ([`crate::files::write_atomic`]).
 pub fn write_image(img: &RgbImage, path: &Path, jpeg_quality: u8) -> Result<(), ImageWriteError> {
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     let err = |source| ImageWriteError::Write { path: path.to_path_buf(), source };
+    let mut bytes = Vec::new();
     match ext.as_deref() {
-        Some("png") => img.save_with_format(path, image::ImageFormat::Png).map_err(err),
+        Some("png") => img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png).map_err(err)?,
         Some("jpg") | Some("jpeg") => {
-            let file = std::fs::File::create(path).map_err(|e| err(image::ImageError::IoError(e)))?;
-            let mut w = std::io::BufWriter::new(file);
-            let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut w, jpeg_quality);
-            img.write_with_encoder(enc).map_err(err)
+            let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, jpeg_quality);
+            img.write_with_encoder(enc).map_err(err)?
         }
-        _ => Err(ImageWriteError::Extension { path: path.to_path_buf() }),
+        _ => return Err(ImageWriteError::Extension { path: path.to_path_buf() }),
     }
+    crate::files::write_atomic(path, &bytes)?;
+    Ok(())
 }
 
 #[cfg(test)]

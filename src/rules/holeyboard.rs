@@ -151,7 +151,7 @@ struct Judged {
 pub(crate) fn start(config: &GameConfig, board: &Board, log: &EventLog) -> Result<GameState, RulesError> {
     let sides = sides(config.rules, log, 2)?;
     let first = first_team(log)?;
-    Ok(GameState::start(config, board, start_scores(&sides, log)?, Some(first.name().into())))
+    Ok(GameState::start(config, board, start_scores(&sides, log, score_range(config, board))?, Some(first.name().into())))
 }
 
 pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mut GameState) -> Result<(), RulesError> {
@@ -303,6 +303,17 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
         throws.clear();
     }
     Ok(())
+}
+
+/// The scores a game in progress can have: up to 20 (21 wins); below zero only by going over 21 with
+/// `below_zero=allowed`. Going over from `s` with `p` points (s + p > 21) leaves s - p, lowest at s = 22 - P for the
+/// most points P a team can score in a round, so 22 - 2P; from there no further bust is possible (it would need more
+/// than P points).
+fn score_range(config: &GameConfig, board: &Board) -> std::ops::RangeInclusive<i64> {
+    let top = board.washer().and_then(|w| w.holes.iter().map(|h| i64::from(h.value)).max()).unwrap_or(0);
+    let most = i64::from(WASHERS_PER_TEAM) * top;
+    let lowest = if config.get("below_zero") == "floor" { 0 } else { (TARGET + 1 - 2 * most).min(0) };
+    lowest..=TARGET - 1
 }
 
 /// Judges one team's round: its new score and whether it validly reached 21 (or 11).

@@ -376,9 +376,10 @@ impl Scores {
             None => self.0.push((side.to_string(), value)),
         }
     }
+    /// Adds points; totals saturate instead of wrapping (inputs are range-checked, so this never binds in a game).
     pub fn add(&mut self, side: &str, value: i64) {
         let v = self.get(side);
-        self.set(side, v + value);
+        self.set(side, v.saturating_add(value));
     }
 }
 
@@ -600,12 +601,22 @@ pub(crate) fn sides(rules: Rules, log: &EventLog, min: usize) -> Result<Vec<Stri
     Ok(log.players.clone())
 }
 
-/// Starting totals: zeros, or the header's `start_scores` (to resume a game).
-pub(crate) fn start_scores(sides: &[String], log: &EventLog) -> Result<Scores, RulesError> {
+/// Starting totals: zeros, or the header's `start_scores` (to resume a game), each a score the game can be at
+/// before it is over (`allowed`, from the game's rules).
+pub(crate) fn start_scores(sides: &[String], log: &EventLog, allowed: std::ops::RangeInclusive<i64>) -> Result<Scores, RulesError> {
     let mut s = Scores::zeros(sides);
     for (k, v) in &log.start_scores {
         if !sides.contains(k) {
             return Err(RulesError::Header { problem: format!("start_scores names `{k}`, not a side of this game ({})", sides.join(", ")) });
+        }
+        if !allowed.contains(v) {
+            return Err(RulesError::Header {
+                problem: format!(
+                    "start_scores: `{k}` = {v} is not a score a game in progress can have (from {} to {})",
+                    allowed.start(),
+                    allowed.end()
+                ),
+            });
         }
         s.set(k, *v);
     }

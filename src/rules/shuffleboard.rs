@@ -186,6 +186,19 @@ fn foul_name(f: FoulLine) -> &'static str {
     }
 }
 
+/// The most points one side scores in a turn: every weight on the board (four of each colour in the solo games) at
+/// the corner hanger's 26.
+const MOST_TURN_POINTS: i64 = 2 * WEIGHTS_PER_COLOUR as i64 * 26;
+
+/// The scores a game in progress can have: below the target (reaching it ends the game); in Baseball, what the
+/// innings allow.
+fn score_range(config: &GameConfig) -> std::ops::RangeInclusive<i64> {
+    match config.rules {
+        Rules::Baseball => 0..=i64::from(config.number("innings")) * MOST_TURN_POINTS,
+        _ => 0..=i64::from(config.number("target")).saturating_sub(1),
+    }
+}
+
 pub(crate) fn start(config: &GameConfig, board: &Board, log: &EventLog) -> Result<GameState, RulesError> {
     let sides = sides(config.rules, log, 2)?;
     let first = if config.rules.team_colours() {
@@ -200,7 +213,7 @@ pub(crate) fn start(config: &GameConfig, board: &Board, log: &EventLog) -> Resul
         }
         sides[0].clone()
     };
-    let mut state = GameState::start(config, board, start_scores(&sides, log)?, Some(first));
+    let mut state = GameState::start(config, board, start_scores(&sides, log, score_range(config))?, Some(first));
     if config.get("hickey") == "on" {
         state.hickeys = Some(Scores::zeros(&sides));
     }

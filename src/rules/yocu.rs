@@ -74,10 +74,11 @@ pub fn next_score(start: i64, net: i64, bust_to: i64) -> (i64, bool) {
     }
 }
 
+/// A game in progress is at 0 to 20: never below 0, 21 wins, over 21 busts back.
 pub(crate) fn start(config: &GameConfig, board: &Board, log: &EventLog) -> Result<GameState, RulesError> {
     let sides = sides(config.rules, log, 2)?;
     let first = first_team(log)?;
-    Ok(GameState::start(config, board, start_scores(&sides, log)?, Some(first.name().into())))
+    Ok(GameState::start(config, board, start_scores(&sides, log, 0..=TARGET - 1)?, Some(first.name().into())))
 }
 
 pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mut GameState) -> Result<(), RulesError> {

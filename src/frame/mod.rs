@@ -8,6 +8,9 @@
 //! ([`Frame::save_png`], [`Undistorted::save_png`]) plus, for the undistorted
 //! image, its camera (serde).
 
+pub mod decode;
+pub mod quality;
+
 use crate::camera::Camera;
 use opencv::core::{Mat, Vector};
 use opencv::prelude::*;
@@ -23,12 +26,22 @@ pub enum FrameError {
     Unreadable { path: PathBuf, source: std::io::Error },
     #[error("image file {path} is not a readable image (corrupt or unsupported format)")]
     Corrupt { path: PathBuf },
+    #[error("image file {path} is damaged ({reason}): refused rather than scored from a partial picture")]
+    Damaged { path: PathBuf, reason: String },
+    #[error("{}image of {width}x{height} px is beyond the limits (sides up to {} px, at most {} pixels: 8K)",
+        path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default(), decode::MAX_FRAME_SIDE, decode::MAX_FRAME_PIXELS)]
+    TooLarge { path: Option<PathBuf>, width: u64, height: u64 },
     #[error("the image is empty or not 8-bit grey/BGR/BGRA (type {cv_type}, {width}x{height})")]
     Format { cv_type: i32, width: i32, height: i32 },
     #[error("the image is {got_width}x{got_height} but the camera was calibrated at {want_width}x{want_height}")]
     SizeMismatch { got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
     #[error("cannot write image {path}")]
     Write { path: PathBuf },
+    #[error(transparent)]
+    Output {
+        #[from]
+        source: crate::files::OutputError,
+    },
     #[error("OpenCV error in {context}: {source}")]
     OpenCv { context: String, source: opencv::Error },
     #[error("cannot open video source `{source_name}`: {reason}")]
@@ -52,23 +65,38 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// Reads an image file (PNG, JPEG, ... anything OpenCV's imgcodecs reads).
+    /// Reads an image file (PNG, JPEG, ... anything OpenCV's imgcodecs reads). A JPEG or PNG is first checked whole
+    /// ([`decode::check_file`]: its size within 8K from the header, every byte decoded strictly), so a truncated or
+    /// damaged file is refused rather than scored from a grey-filled picture.
     pub fn load(path: &Path) -> Result<Frame, FrameError> {
         if !path.exists() {
             return Err(FrameError::Missing { path: path.to_path_buf() });
         }
         // Read the bytes ourselves so an unreadable file is an I/O error, not "corrupt".
-        let bytes = std::fs::read(path).map_err(|source| FrameError::Unreadable { path: path.to_path_buf(), source })?;
+        let unreadable = |source| FrameError::Unreadable { path: path.to_path_buf(), source };
+        let len = std::fs::metadata(path).map_err(unreadable)?.len();
+        if len > decode::MAX_FILE_BYTES {
+            return Err(FrameError::Unreadable {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(format!("{len} bytes is no camera frame (at most {} MiB)", decode::MAX_FILE_BYTES >> 20)),
+            });
+        }
+        let bytes = std::fs::read(path).map_err(unreadable)?;
+        decode::check_file(&bytes, path)?;
         let buf: Vector<u8> = Vector::from_slice(&bytes);
         let image = imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR)
             .ok()
             .filter(|m| !m.empty())
             .ok_or_else(|| FrameError::Corrupt { path: path.to_path_buf() })?;
+        decode::check_size(Some(path), image.cols() as u64, image.rows() as u64)?;
         Ok(Frame { image, source: Some(path.to_path_buf()) })
     }
 
-    /// Wraps an in-memory image (8-bit grey, BGR or BGRA; stored as BGR).
+    /// Wraps an in-memory image (8-bit grey, BGR or BGRA; stored as BGR) of at most 8K.
     pub fn from_mat(image: Mat) -> Result<Frame, FrameError> {
+        if !image.empty() {
+            decode::check_size(None, image.cols() as u64, image.rows() as u64)?;
+        }
         Ok(Frame { image: to_bgr(image)?, source: None })
     }
 
@@ -230,15 +258,16 @@ pub(crate) fn to_bgr(image: Mat) -> Result<Mat, FrameError> {
     Ok(out)
 }
 
-/// Writes an 8-bit image as PNG.
+/// Writes an 8-bit image as PNG, atomically ([`crate::files::write_atomic`]): encoded in memory, then written to a
+/// temporary file renamed into place; a failed write is an error.
 pub fn write_png(image: &Mat, path: &Path) -> Result<(), FrameError> {
-    let name = path.to_str().ok_or_else(|| FrameError::Write { path: path.to_path_buf() })?;
-    let ok = imgcodecs::imwrite_def(name, image).map_err(|_| FrameError::Write { path: path.to_path_buf() })?;
-    if ok {
-        Ok(())
-    } else {
-        Err(FrameError::Write { path: path.to_path_buf() })
+    let mut buf = Vector::<u8>::new();
+    let ok = imgcodecs::imencode_def(".png", image, &mut buf).map_err(|_| FrameError::Write { path: path.to_path_buf() })?;
+    if !ok {
+        return Err(FrameError::Write { path: path.to_path_buf() });
     }
+    crate::files::write_atomic(path, buf.as_slice())?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,216 @@
+//! Whether a frame can be read honestly at all: too dark, washed out, without colour where teams are told by colour,
+//! a partial decode filled with one colour, or far out of focus. Such a frame is refused with the reason, never scored.
+//!
+//! The measures are cheap image statistics over a sampling lattice of the whole frame; each threshold is set far from
+//! where any usable frame lies (the fixtures, the external renders and the real photos of the test set are all well
+//! inside), so only frames nobody could score are refused.
+
+use super::{cv, Frame, FrameError};
+use opencv::prelude::*;
+use serde::Serialize;
+
+/// Every `SAMPLE_STEP`-th pixel of every `SAMPLE_STEP`-th row is measured: 1/4 of a 1080p frame, enough for stable
+/// percentiles, and fast (under a millisecond).
+const SAMPLE_STEP: usize = 2;
+/// Too dark: 99 % of the frame below this grey level (of 255). A dim but usable frame still has its lit surface and
+/// lines well above it; a lens cap or a dark room has almost nothing.
+const DARK_P99_LEVEL: u8 = 24;
+/// Washed out: more than this fraction of the frame clipped white in every channel. Glare on a varnished board clips a
+/// few percent; a frame more than half white has lost the lines and pieces.
+const CLIPPED_FRACTION: f64 = 0.5;
+/// A channel value at or above this is clipped.
+const CLIPPED_LEVEL: u8 = 250;
+/// A pixel has colour when its channels spread by more than this (of 255): JPEG chroma noise of a grey scene stays
+/// under ~6, a pale piece or a tinted board is well over.
+const CHROMA_LEVEL: u8 = 14;
+/// No colour: fewer than this fraction of the frame's pixels have colour (a monochrome camera, a grey-scale file). A
+/// board's pieces alone cover far more than this of any frame that shows them.
+const MIN_COLOUR_FRACTION: f64 = 0.0005;
+/// A partial decode: at least this many full rows at the bottom of exactly one colour that is neither black (letterbox
+/// bars) nor clipped white. Sensor noise makes a natural image's rows never exactly uniform.
+const FILL_MIN_ROWS: usize = 8;
+/// Far out of focus: the 99.5th percentile of the 4-neighbour Laplacian's magnitude (grey levels) below this. Every
+/// board has painted lines, rims or walls whose edges in a focused frame give tens of levels; a lens far out of focus
+/// spreads each edge over many pixels and brings it to a few.
+const MIN_SHARPNESS: f64 = 6.0;
+
+/// What the frame's statistics say.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Quality {
+    /// 99th percentile of the grey level.
+    pub p99_level: u8,
+    /// Fraction of pixels clipped white.
+    pub clipped_fraction: f64,
+    /// Fraction of pixels with colour.
+    pub colour_fraction: f64,
+    /// Rows at the bottom filled with one colour.
+    pub fill_rows: usize,
+    /// 99.5th percentile of |Laplacian|, grey levels.
+    pub sharpness: f64,
+}
+
+impl Quality {
+    /// Measures a frame.
+    pub fn measure(frame: &Frame) -> Result<Quality, FrameError> {
+        let img = frame.image();
+        let (w, h) = (img.cols() as usize, img.rows() as usize);
+        let data = cv("frame bytes", img.data_bytes())?;
+        let step = cv("frame step", img.step1_def()).map(|s| s * img.elem_size1())?;
+        let px = |x: usize, y: usize| -> [u8; 3] {
+            let i = y * step + 3 * x;
+            [data[i], data[i + 1], data[i + 2]]
+        };
+        let grey = |p: [u8; 3]| ((u32::from(p[0]) * 29 + u32::from(p[1]) * 150 + u32::from(p[2]) * 77) >> 8) as u8;
+        let mut hist = [0u64; 256];
+        let (mut clipped, mut coloured, mut n) = (0u64, 0u64, 0u64);
+        let mut lap_hist = vec![0u64; 4 * 255 + 1];
+        for y in (0..h).step_by(SAMPLE_STEP) {
+            for x in (0..w).step_by(SAMPLE_STEP) {
+                let p = px(x, y);
+                let g = grey(p);
+                hist[g as usize] += 1;
+                let (lo, hi) = (p.iter().min().copied().unwrap_or(0), p.iter().max().copied().unwrap_or(0));
+                clipped += u64::from(lo >= CLIPPED_LEVEL);
+                coloured += u64::from(hi - lo > CHROMA_LEVEL);
+                n += 1;
+                if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+                    let c = 4 * i32::from(g);
+                    let around = [px(x - 1, y), px(x + 1, y), px(x, y - 1), px(x, y + 1)].iter().map(|q| i32::from(grey(*q))).sum::<i32>();
+                    lap_hist[(c - around).unsigned_abs().min(4 * 255) as usize] += 1;
+                }
+            }
+        }
+        let percentile = |hist: &[u64], q: f64| -> usize {
+            let total: u64 = hist.iter().sum();
+            let want = (q * total as f64).ceil() as u64;
+            let mut acc = 0;
+            for (i, c) in hist.iter().enumerate() {
+                acc += c;
+                if acc >= want.max(1) {
+                    return i;
+                }
+            }
+            hist.len() - 1
+        };
+        let n = n.max(1) as f64;
+        Ok(Quality {
+            p99_level: percentile(&hist, 0.99) as u8,
+            clipped_fraction: clipped as f64 / n,
+            colour_fraction: coloured as f64 / n,
+            fill_rows: fill_rows(h, w, &px),
+            sharpness: percentile(&lap_hist, 0.995) as f64,
+        })
+    }
+
+    /// Why the frame cannot be read honestly (empty when it can). `needs_colour`: the board's teams are told apart
+    /// by colour (shuffleboard weights, washers), so a frame without colour cannot be scored.
+    pub fn problems(&self, needs_colour: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.p99_level < DARK_P99_LEVEL {
+            out.push(format!("the frame is too dark to read (99 % of it below grey level {})", self.p99_level + 1));
+        }
+        if self.clipped_fraction > CLIPPED_FRACTION {
+            out.push(format!("the frame is washed out ({:.0} % clipped white)", 100.0 * self.clipped_fraction));
+        }
+        if needs_colour && self.colour_fraction < MIN_COLOUR_FRACTION {
+            out.push("the frame has no colour (grey-scale): the teams, told apart by colour, cannot be read".into());
+        }
+        if self.fill_rows >= FILL_MIN_ROWS {
+            out.push(format!("the bottom {} rows are filled with one colour: a partial or damaged decode", self.fill_rows));
+        }
+        if self.sharpness < MIN_SHARPNESS {
+            out.push(format!("the frame is far out of focus (edge sharpness {:.1}, at least {MIN_SHARPNESS} expected)", self.sharpness));
+        }
+        out
+    }
+}
+
+/// Rows at the bottom of one exact colour, other than black and clipped white.
+fn fill_rows(h: usize, w: usize, px: &impl Fn(usize, usize) -> [u8; 3]) -> usize {
+    if h == 0 || w == 0 {
+        return 0;
+    }
+    let fill = px(0, h - 1);
+    if fill.iter().all(|&c| c == 0) || fill.iter().all(|&c| c >= CLIPPED_LEVEL) {
+        return 0;
+    }
+    (0..h).rev().take_while(|&y| (0..w).all(|x| px(x, y) == fill)).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencv::core::{Mat, Scalar, CV_8UC3};
+
+    fn frame_of(f: impl Fn(usize, usize) -> [u8; 3], w: usize, h: usize) -> Frame {
+        let mut m = Mat::new_rows_cols_with_default(h as i32, w as i32, CV_8UC3, Scalar::all(0.0)).unwrap();
+        let d = m.data_bytes_mut().unwrap();
+        for y in 0..h {
+            for x in 0..w {
+                d[3 * (y * w + x)..3 * (y * w + x) + 3].copy_from_slice(&f(x, y));
+            }
+        }
+        Frame::from_mat(m).unwrap()
+    }
+
+    /// A sharp, coloured test card: grey noise with a red and a blue square and sharp bars.
+    fn card(x: usize, y: usize) -> [u8; 3] {
+        let noise = ((x * 7919 + y * 104_729) % 23) as u8;
+        if (40..80).contains(&x) && (40..80).contains(&y) {
+            [30, 30, 200]
+        } else if (120..160).contains(&x) && (40..80).contains(&y) {
+            [200, 40, 30]
+        } else if (x / 8) % 2 == 0 {
+            [170 + noise, 170 + noise, 170 + noise]
+        } else {
+            [60 + noise, 60 + noise, 60 + noise]
+        }
+    }
+
+    #[test]
+    fn a_good_frame_has_no_problem() {
+        let q = Quality::measure(&frame_of(card, 200, 120)).unwrap();
+        assert!(q.problems(true).is_empty(), "{q:?}: {:?}", q.problems(true));
+    }
+
+    #[test]
+    fn a_black_frame_is_too_dark() {
+        let q = Quality::measure(&frame_of(|_, _| [3, 3, 3], 200, 120)).unwrap();
+        assert!(q.problems(false).iter().any(|p| p.contains("too dark")), "{q:?}");
+    }
+
+    #[test]
+    fn a_white_frame_is_washed_out() {
+        let q = Quality::measure(&frame_of(|x, y| if x % 16 < 2 { card(x, y) } else { [255, 255, 255] }, 200, 120)).unwrap();
+        assert!(q.problems(false).iter().any(|p| p.contains("washed out")), "{q:?}");
+    }
+
+    #[test]
+    fn a_grey_frame_has_no_colour_only_where_colour_is_needed() {
+        let grey = |x, y| {
+            let g = card(x, y)[1];
+            [g, g, g]
+        };
+        let q = Quality::measure(&frame_of(grey, 200, 120)).unwrap();
+        assert!(q.problems(true).iter().any(|p| p.contains("no colour")), "{q:?}");
+        assert!(q.problems(false).is_empty(), "sjoelen discs are not told by colour: {q:?}");
+    }
+
+    #[test]
+    fn a_bottom_band_of_one_colour_is_a_partial_decode_but_black_bars_are_not() {
+        let filled = |x, y| if y >= 100 { [128, 128, 128] } else { card(x, y) };
+        let q = Quality::measure(&frame_of(filled, 200, 120)).unwrap();
+        assert_eq!(q.fill_rows, 20);
+        assert!(q.problems(true).iter().any(|p| p.contains("partial")), "{q:?}");
+        let letterbox = |x, y| if y >= 100 { [0, 0, 0] } else { card(x, y) };
+        assert!(Quality::measure(&frame_of(letterbox, 200, 120)).unwrap().problems(true).is_empty());
+    }
+
+    #[test]
+    fn a_smooth_frame_is_out_of_focus() {
+        // Gentle gradients and colour, but no edge anywhere.
+        let smooth = |x: usize, y: usize| [(60 + x / 2) as u8, (80 + y / 2) as u8, 150];
+        let q = Quality::measure(&frame_of(smooth, 200, 120)).unwrap();
+        assert!(q.problems(true).iter().any(|p| p.contains("out of focus")), "{q:?}");
+    }
+}
