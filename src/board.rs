@@ -730,7 +730,23 @@ mod tests {
     #[test]
     fn negative_sizes_are_rejected_naming_the_key() {
         let e = edit("holeyboard", "width_mm = 406.4", "width_mm = -406.4").unwrap_err().to_string();
-        assert!(e.contains("surface.width_mm") && e.contains("positive"), "{e}");
+        assert!(e.contains("surface.width_mm") && e.contains("a length from"), "{e}");
+    }
+
+    #[test]
+    fn sizes_beyond_physical_limits_are_rejected_naming_the_key() {
+        for (from, to, key) in [
+            ("length_mm = 6299.2", "length_mm = 1e9", "surface.length_mm"),
+            ("length_mm = 6299.2", "length_mm = nan", "surface.length_mm"),
+            ("width_mm = 508.0", "width_mm = 1e9", "surface.width_mm"),
+            ("gutter_depth_mm = 38.1", "gutter_depth_mm = 5e3", "shuffleboard.gutter_depth_mm"),
+            ("weight_diameter_mm = 58.74", "weight_diameter_mm = 5000.0", "shuffleboard.weight_diameter_mm"),
+        ] {
+            let e = edit("shuffleboard-22ft", from, to).unwrap_err().to_string();
+            assert!(e.contains(key), "{to}: {e}");
+        }
+        let e = edit("holeyboard", "value = 5", "value = 4000000000").unwrap_err().to_string();
+        assert!(e.contains(".value"), "{e}");
     }
 
     #[test]

@@ -105,7 +105,15 @@ pub fn write_with(path: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>)
             return Err(fail(std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory")));
         }
         if !meta.is_file() {
-            return write(path).map_err(fail);
+            // A device or pipe: the writer writes a temporary file (path-taking writers such as OpenCV's do not report
+            // a failed write), whose bytes are then written to the device with every error reported.
+            let tmp = std::env::temp_dir().join(format!(".boardcall-{}-{}", std::process::id(), path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
+            let bytes = write(&tmp).and_then(|()| std::fs::read(&tmp));
+            let _ = std::fs::remove_file(&tmp);
+            let bytes = bytes.map_err(fail)?;
+            let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
+            f.write_all(&bytes).map_err(fail)?;
+            return f.flush().map_err(fail);
         }
     }
     let name = path.file_name().ok_or_else(|| fail(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name")))?;

@@ -83,9 +83,15 @@ pub fn write(dir: &Path, ls: &LoadedScene, image: &RgbImage, image_file: &str) -
     write_image(image, &dir.join(image_file), ls.scene.effects.jpeg_quality)?;
     let truth = truth_for(ls, image_file);
     let text = serde_json::to_string_pretty(&truth).expect("truth always serialises") + "\n";
-    std::fs::write(dir.join(TRUTH_FILE), text).map_err(io(dir.join(TRUTH_FILE)))?;
-    ls.scene.camera.intrinsics.save(&dir.join(CAMERA_FILE), &[])?;
-    std::fs::write(dir.join(SCENE_FILE), ls.scene.to_json()).map_err(io(dir.join(SCENE_FILE)))?;
+    // Every file written whole or not at all (a stopped generation never leaves a half-written fixture).
+    let atomic = |path: PathBuf, bytes: &[u8]| {
+        crate::files::write_atomic(&path, bytes).map_err(|e| RenderError::Io { path, source: std::io::Error::other(e.to_string()) })
+    };
+    atomic(dir.join(TRUTH_FILE), text.as_bytes())?;
+    let camera = dir.join(CAMERA_FILE);
+    crate::files::write_with(&camera, |tmp| ls.scene.camera.intrinsics.save(tmp, &[]).map_err(|e| std::io::Error::other(e.to_string())))
+        .map_err(|e| RenderError::Io { path: camera.clone(), source: std::io::Error::other(e.to_string()) })?;
+    atomic(dir.join(SCENE_FILE), ls.scene.to_json().as_bytes())?;
     Ok(truth)
 }
 

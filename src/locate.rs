@@ -1595,6 +1595,11 @@ pub struct Correspondence {
     pub pixel: PixelPoint,
 }
 
+/// The most points a points file may hold: they are typed or clicked by hand (4 to a few dozen).
+pub const MAX_POINTS: usize = 1000;
+/// The largest coordinate (board mm) or pixel position in a points file: 100 m, or a 100k-pixel image.
+pub const MAX_POINT_VALUE: f64 = 100_000.0;
+
 /// Reads a points file: one point per line, `x_mm, y_mm, u, v` (a point on the
 /// surface) or `x_mm, y_mm, z_mm, u, v`, separated by commas or whitespace;
 /// `#` starts a comment; a first line that is not numbers is a header. Pixels
@@ -1615,8 +1620,11 @@ pub fn read_points(path: &Path) -> Result<Vec<Correspondence>, LocateError> {
             Err(_) if out.is_empty() && fields.iter().all(|f| f.parse::<f64>().is_err()) => continue,
             Err(_) => return Err(bad(format!("`{line}` is not numbers"))),
         };
-        if nums.iter().any(|v| !v.is_finite()) {
-            return Err(bad("values must be finite".into()));
+        if nums.iter().any(|v| !v.is_finite() || v.abs() > MAX_POINT_VALUE) {
+            return Err(bad(format!("values must be finite and within {MAX_POINT_VALUE} (mm or pixels)")));
+        }
+        if out.len() == MAX_POINTS {
+            return Err(bad(format!("more than {MAX_POINTS} points: typed points are a handful")));
         }
         let c = match nums.as_slice() {
             [x, y, u, v] => Correspondence { board: BoardPoint3::new(*x, *y, 0.0), pixel: PixelPoint::new(*u, *v) },

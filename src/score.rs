@@ -570,3 +570,53 @@ pub fn score_round(
     let state = crate::rules::play(&config, board, &log).map_err(|e| e.to_string())?;
     serde_json::to_value(&state).map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weight(id: &str, y_mm: f64) -> PieceReport {
+        let id: PieceId = id.parse().unwrap();
+        PieceReport {
+            id,
+            kind: PieceKind::Weight,
+            team: id.team,
+            x_mm: 0.0,
+            y_mm,
+            top_z_mm: 25.0,
+            tilt_deg: 0.0,
+            measured_by: MeasuredBy::Outline,
+            call: "zone3".into(),
+            value: Some(3),
+            place: None,
+            boundary: Boundary::TreyLine,
+            margin_mm: 40.0,
+            sigma_mm: 0.2,
+            review: false,
+            doubt: None,
+        }
+    }
+
+    #[test]
+    fn a_frame_whose_round_score_needs_review_says_so_itself() {
+        // Two Knock Off weights 0.4 mm apart in depth: the rules engine cannot tell which is deeper.
+        let board = Board::load("shuffleboard-22ft").unwrap();
+        let mut report = FrameReport {
+            format: REPORT_FORMAT,
+            image: None,
+            board: board.name.clone(),
+            pose: PoseReport::trusted(&crate::camera::CameraPose::from_rvec_tvec([0.0; 3], [0.0, 0.0, 1000.0])),
+            pieces: vec![weight("red#1", 100.0), weight("blue#1", 100.4)],
+            unexplained: vec![],
+            score: None,
+            needs_review: false,
+            review_reasons: vec![],
+        };
+        let game = RoundScoring { rules: crate::rules::Rules::KnockOff, options: vec![], first: Team::Red };
+        report.add_round_score(&game, &board);
+        let status = report.score.as_ref().and_then(|s| s.get("status")).and_then(|s| s.as_str());
+        assert_eq!(status, Some("needs_review"));
+        assert!(report.needs_review, "the frame's flag agrees with its round score");
+        assert!(report.review_reasons.iter().any(|r| r.contains("too close to call")), "{:?}", report.review_reasons);
+    }
+}

@@ -82,8 +82,14 @@ impl Frame {
             });
         }
         let bytes = std::fs::read(path).map_err(unreadable)?;
-        decode::check_file(&bytes, path)?;
-        let buf: Vector<u8> = Vector::from_slice(&bytes);
+        Frame::from_bytes(&bytes, path)
+    }
+
+    /// Decodes an image file's bytes (as [`Frame::load`] does after reading them); `path` names it in errors and
+    /// becomes the frame's source.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Frame, FrameError> {
+        decode::check_file(bytes, path)?;
+        let buf: Vector<u8> = Vector::from_slice(bytes);
         let image = imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR)
             .ok()
             .filter(|m| !m.empty())
