@@ -701,7 +701,10 @@ fn camera_stage_exit_code(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     if let Some(e) = e.downcast_ref::<CalibrateError>() {
         return match e {
             CalibrateError::Pattern { .. } => Some(2),
-            CalibrateError::TooFewViews { .. } => Some(4),
+            CalibrateError::TooFewViews { .. }
+            | CalibrateError::DuplicateViews { .. }
+            | CalibrateError::TooLittleTilt { .. }
+            | CalibrateError::Unsolvable { .. } => Some(4),
             CalibrateError::SizeMismatch { .. } => Some(3),
             _ => None,
         };
