@@ -52,7 +52,7 @@ pub const MIN_CHESSBOARD_SIDE: u32 = 3;
 pub const MAX_PATTERN_SIDE: u32 = 100;
 /// Images whose longest side is above this are searched for a chessboard at a
 /// reduced scale (the corner search costs ~6 s on a 1920x1080 noise image at
-/// full size, ~0.2 s at 1024x576); corners are then refined at full resolution.
+/// full size, 0.09 s at 1024x576); corners are then refined at full resolution.
 pub const SEARCH_MAX_SIDE: u32 = 1024;
 /// Two views whose corners lie on average within this distance of each other
 /// are the same view (a repeated photo, a still video frame): a board moved on
