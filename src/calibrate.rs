@@ -722,6 +722,18 @@ mod tests {
     }
 
     #[test]
+    fn charuco_corners_on_one_line_have_no_spread() {
+        let square = 40.0f32;
+        let row: Vector<Point3f> = (0..6).map(|i| Point3f::new(i as f32 * square, 2.0 * square, 0.0)).collect();
+        let diagonal: Vector<Point3f> = (0..6).map(|i| Point3f::new(i as f32 * square, i as f32 * square, 0.0)).collect();
+        let block: Vector<Point3f> = (0..6).map(|i| Point3f::new((i % 3) as f32 * square, (i / 3) as f32 * square, 0.0)).collect();
+        let limit = MIN_CHARUCO_SPREAD_SQUARES * square as f64;
+        assert!(narrowest_spread(&row) < 1e-3 && narrowest_spread(&diagonal) < 1e-3);
+        // Two rows of three: 0.5 squares across the narrow direction, above the limit.
+        assert!(narrowest_spread(&block) > limit, "{}", narrowest_spread(&block));
+    }
+
+    #[test]
     fn dictionary_sizes_match_opencv() {
         for (name, id, size) in DICTIONARIES {
             let dict = aruco::get_predefined_dictionary_i32(id).unwrap();
