@@ -121,7 +121,7 @@ fn calibrate_error(e: &crate::calibrate::CalibrateError) -> Failure {
     use crate::calibrate::CalibrateError as E;
     match e {
         E::Pattern { .. } => Failure::Usage,
-        E::TooFewViews { .. } => Failure::Refused,
+        E::TooFewViews { .. } | E::DuplicateViews { .. } | E::TooLittleTilt { .. } | E::Unsolvable { .. } => Failure::Refused,
         E::SizeMismatch { .. } => Failure::Input,
         E::Frame { source } => frame_error(source),
         E::Camera { source } => camera_error(source),
