@@ -1,6 +1,6 @@
-//! The camera model: OpenCV's pinhole intrinsics with Brown-Conrady distortion
-//! (k1 k2 p1 p2 k3), the camera's pose in the board frame, projection and
-//! back-projection at any height, and the OpenCV FileStorage YAML files for both.
+//! The camera model: OpenCV's pinhole intrinsics with a lens model (Brown-Conrady with OpenCV's rational terms,
+//! or OpenCV's fisheye: [`lens`]), the camera's pose in the board frame, projection and back-projection at any
+//! height, the checks every camera passes, and the OpenCV FileStorage files for both ([`files`]).
 //!
 //! Conventions are OpenCV's: a board point `X` maps to camera coordinates
 //! `R X + t` (`x` right, `y` down, `z` forward), then to normalised coordinates,
@@ -8,95 +8,105 @@
 //! OpenCV too: the centre of pixel (0, 0) is at (0, 0). The [`PixelPoint`] type
 //! carries them.
 
+pub mod files;
+pub mod lens;
+
+pub use lens::{BrownConrady, Distortion, KannalaBrandt, LensModel};
+
 use crate::geom::{BoardPoint, BoardPoint3, PixelPoint};
-use opencv::core::{FileStorage, FileStorageTrait, FileStorageTraitConst, FileNodeTraitConst, Mat, MatTraitConst};
+use opencv::core::Mat;
 use opencv::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Undistortion stops when a Newton step moves the normalised point by less than
-/// this: 1e-14 is ~1e-11 px at any focal length a real camera has.
-const UNDISTORT_STEP_TOL: f64 = 1e-14;
-/// Newton converges in a handful of steps inside the image; this bounds the loop
-/// where the distortion polynomial folds back (far outside the calibrated field).
-const UNDISTORT_MAX_ITER: usize = 50;
+/// The longest image side accepted: 8K UHD (7680 px), the largest frame a video camera delivers. The remap tables
+/// of one camera take 9 bytes a pixel (two `f32` maps and a mask: 300 MB at 8K); a larger size is a typo.
+pub const MAX_IMAGE_LONG_SIDE: u32 = 7680;
+/// The shortest side's limit, of 8K UHD (7680x4320) turned either way.
+pub const MAX_IMAGE_SHORT_SIDE: u32 = 4320;
+/// The smallest image side accepted: below a few pixels no board can be seen, and 0 or 1 is a placeholder.
+pub const MIN_IMAGE_SIDE: u32 = 8;
+/// Focal lengths below 1 px would put the whole hemisphere inside a pixel or two: a unit mistake.
+pub const MIN_FOCAL_PX: f64 = 1.0;
+/// Focal lengths above 100 image sides are a field of view under 0.6 degrees: no lens that shows a board.
+pub const MAX_FOCAL_IMAGE_SIDES: f64 = 100.0;
+/// The principal point may lie this fraction of the image's width (height) outside it: a crop of a larger sensor
+/// moves it off-centre, but further out it is a swapped or mis-scaled value.
+pub const PRINCIPAL_POINT_SLACK: f64 = 0.25;
+/// The camera matrix's skew and other off-diagonal terms must be zero (this model has no skew) to within this
+/// fraction of the focal length: OpenCV's `calibrateCamera` writes exact zeros.
+const CAMERA_MATRIX_ZERO_TOL: f64 = 1e-9;
 
 /// Errors reading, writing or using a camera or pose file.
 #[derive(Debug, thiserror::Error)]
 pub enum CameraError {
     #[error("cannot open camera file {path}")]
     Open { path: PathBuf },
-    #[error("camera file {path}: `{key}` {problem}")]
+    /// A field that is missing, malformed or out of range. `path` is empty for a camera built in memory (from
+    /// OpenCV matrices); `key` is empty when the problem is the file as a whole.
+    #[error("{}", field_message(path, key, problem))]
     Field { path: PathBuf, key: String, problem: String },
     #[error("OpenCV error in {context}: {source}")]
     OpenCv { context: String, source: opencv::Error },
+}
+
+fn field_message(path: &Path, key: &str, problem: &str) -> String {
+    let place = if path.as_os_str().is_empty() { "camera".to_string() } else { format!("camera file {}", path.display()) };
+    if key.is_empty() {
+        format!("{place}: {problem}")
+    } else {
+        format!("{place}: `{key}` {problem}")
+    }
 }
 
 fn cv<T>(context: &str, r: opencv::Result<T>) -> Result<T, CameraError> {
     r.map_err(|source| CameraError::OpenCv { context: context.to_string(), source })
 }
 
-/// Brown-Conrady distortion coefficients in OpenCV's order.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
-pub struct Distortion {
-    pub k1: f64,
-    pub k2: f64,
-    pub p1: f64,
-    pub p2: f64,
-    pub k3: f64,
+/// Which value of a camera a check refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CameraField {
+    ImageWidth,
+    ImageHeight,
+    Fx,
+    Fy,
+    Cx,
+    Cy,
+    /// A distortion coefficient, by its name in the model (`k1`, `p2`, ...).
+    Distortion(&'static str),
 }
 
-impl Distortion {
-    pub fn as_array(&self) -> [f64; 5] {
-        [self.k1, self.k2, self.p1, self.p2, self.k3]
-    }
-
-    /// Applies the distortion to a normalised point.
-    #[inline]
-    pub fn distort(&self, x: f64, y: f64) -> (f64, f64) {
-        let r2 = x * x + y * y;
-        let radial = 1.0 + r2 * (self.k1 + r2 * (self.k2 + r2 * self.k3));
-        let xd = x * radial + 2.0 * self.p1 * x * y + self.p2 * (r2 + 2.0 * x * x);
-        let yd = y * radial + self.p1 * (r2 + 2.0 * y * y) + 2.0 * self.p2 * x * y;
-        (xd, yd)
-    }
-
-    /// The Jacobian of [`Distortion::distort`] at `(x, y)`: `[[dxd/dx, dxd/dy], [dyd/dx, dyd/dy]]`.
-    fn jacobian(&self, x: f64, y: f64) -> [[f64; 2]; 2] {
-        let r2 = x * x + y * y;
-        let radial = 1.0 + r2 * (self.k1 + r2 * (self.k2 + r2 * self.k3));
-        let dradial_dr2 = self.k1 + r2 * (2.0 * self.k2 + 3.0 * r2 * self.k3);
-        let (dr2x, dr2y) = (2.0 * x, 2.0 * y);
-        let dxd_dx = radial + x * dradial_dr2 * dr2x + 2.0 * self.p1 * y + self.p2 * (dr2x + 4.0 * x);
-        let dxd_dy = x * dradial_dr2 * dr2y + 2.0 * self.p1 * x + self.p2 * dr2y;
-        let dyd_dx = y * dradial_dr2 * dr2x + self.p1 * dr2x + 2.0 * self.p2 * y;
-        let dyd_dy = radial + y * dradial_dr2 * dr2y + self.p1 * (dr2y + 4.0 * y) + 2.0 * self.p2 * x;
-        [[dxd_dx, dxd_dy], [dyd_dx, dyd_dy]]
-    }
-
-    /// Inverts [`Distortion::distort`] by Newton's method; `None` where it does not
-    /// converge (outside the region where the model is invertible).
-    pub fn undistort(&self, xd: f64, yd: f64) -> Option<(f64, f64)> {
-        let (mut x, mut y) = (xd, yd);
-        for _ in 0..UNDISTORT_MAX_ITER {
-            let (fx, fy) = self.distort(x, y);
-            let (ex, ey) = (fx - xd, fy - yd);
-            let [[a, b], [c, d]] = self.jacobian(x, y);
-            let det = a * d - b * c;
-            if !det.is_finite() || det.abs() < 1e-12 {
-                return None;
-            }
-            let sx = (d * ex - b * ey) / det;
-            let sy = (-c * ex + a * ey) / det;
-            x -= sx;
-            y -= sy;
-            if sx.hypot(sy) < UNDISTORT_STEP_TOL {
-                let (fx, fy) = self.distort(x, y);
-                return ((fx - xd).hypot(fy - yd) < 1e-10).then_some((x, y));
-            }
+impl CameraField {
+    /// The key in an OpenCV camera file that holds the value.
+    pub fn file_key(self) -> &'static str {
+        match self {
+            CameraField::ImageWidth => "image_width",
+            CameraField::ImageHeight => "image_height",
+            CameraField::Fx | CameraField::Fy | CameraField::Cx | CameraField::Cy => "camera_matrix",
+            CameraField::Distortion(_) => "distortion_coefficients",
         }
-        None
     }
+
+    /// The value's name in [`Camera`] (and so in scene JSON): `fx`, `distortion.k1`, ...
+    pub fn name(self) -> String {
+        match self {
+            CameraField::ImageWidth => "image_width".into(),
+            CameraField::ImageHeight => "image_height".into(),
+            CameraField::Fx => "fx".into(),
+            CameraField::Fy => "fy".into(),
+            CameraField::Cx => "cx".into(),
+            CameraField::Cy => "cy".into(),
+            CameraField::Distortion(k) => format!("distortion.{k}"),
+        }
+    }
+}
+
+/// A camera value outside what any real camera has.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{} {problem}", field.name())]
+pub struct InvalidCamera {
+    pub field: CameraField,
+    pub problem: String,
 }
 
 /// A calibrated camera: image size, camera matrix and distortion.
@@ -122,7 +132,8 @@ impl Camera {
         Some(PixelPoint::new(self.fx * xd + self.cx, self.fy * yd + self.cy))
     }
 
-    /// The normalised, undistorted image coordinates (`x/z`, `y/z`) of a pixel.
+    /// The normalised, undistorted image coordinates (`x/z`, `y/z`) of a pixel; `None` where the lens model is
+    /// not invertible (it folds back, or a fisheye's ray is 90 degrees or more off axis).
     pub fn normalise(&self, px: PixelPoint) -> Option<(f64, f64)> {
         self.distortion.undistort((px.u - self.cx) / self.fx, (px.v - self.cy) / self.fy)
     }
@@ -142,104 +153,112 @@ impl Camera {
         cv("camera matrix", Mat::from_slice_2d(&[[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]]))
     }
 
-    /// The distortion coefficients as an OpenCV 1x5 `CV_64F` matrix.
+    /// The Brown-Conrady coefficients as an OpenCV 1x5 (1x8 when rational) `CV_64F` matrix, for `calib3d`'s
+    /// functions (`projectPoints`, `solvePnP`, `initUndistortRectifyMap`, ...). A fisheye camera is refused:
+    /// those functions would read its k1..k4 as k1 k2 p1 p2; see [`Camera::fisheye_coeffs_mat`].
     pub fn dist_coeffs_mat(&self) -> Result<Mat, CameraError> {
-        cv("distortion", Mat::from_slice_2d(&[self.distortion.as_array()]))
+        match self.distortion {
+            Distortion::Brown(b) => cv("distortion", Mat::from_slice_2d(&[b.coefficients()])),
+            Distortion::Fisheye(_) => Err(self.wrong_model("calib3d's Brown-Conrady functions")),
+        }
     }
 
-    /// Builds a camera from OpenCV matrices (3x3 camera matrix, 4 to 14 distortion
-    /// coefficients of which the first five are used).
+    /// The fisheye coefficients (k1..k4) as an OpenCV 1x4 `CV_64F` matrix, for `calib3d::fisheye_*`.
+    /// A Brown-Conrady camera is refused.
+    pub fn fisheye_coeffs_mat(&self) -> Result<Mat, CameraError> {
+        match self.distortion {
+            Distortion::Fisheye(f) => cv("distortion", Mat::from_slice_2d(&[f.coefficients()])),
+            Distortion::Brown(_) => Err(self.wrong_model("calib3d's fisheye functions")),
+        }
+    }
+
+    fn wrong_model(&self, what: &str) -> CameraError {
+        CameraError::Field {
+            path: PathBuf::new(),
+            key: "distortion_model".into(),
+            problem: format!("is {}, which {what} do not take", self.distortion.model().name()),
+        }
+    }
+
+    /// Builds a Brown-Conrady camera from OpenCV matrices (3x3 camera matrix; 4, 5, 8, 12 or 14 distortion
+    /// coefficients, as `calibrateCamera` returns them). The thin-prism (s1..s4) and tilted-sensor (tauX, tauY)
+    /// terms of 12 and 14 coefficients are not modelled: they must be zero. The camera is checked
+    /// ([`Camera::check`]).
     pub fn from_mats(width: u32, height: u32, k: &Mat, dist: &Mat) -> Result<Camera, CameraError> {
-        let at = |m: &Mat, r: i32, c: i32| cv("camera matrix", m.at_2d::<f64>(r, c).copied());
-        let d: Vec<f64> = {
-            let n = dist.total() as i32;
-            let flat = cv("distortion", dist.reshape(1, 1))?;
-            (0..n).map(|i| cv("distortion", flat.at_2d::<f64>(0, i).copied())).collect::<Result<_, _>>()?
-        };
-        let coeff = |i: usize| d.get(i).copied().unwrap_or(0.0);
-        Ok(Camera {
-            image_width: width,
-            image_height: height,
-            fx: at(k, 0, 0)?,
-            fy: at(k, 1, 1)?,
-            cx: at(k, 0, 2)?,
-            cy: at(k, 1, 2)?,
-            distortion: Distortion { k1: coeff(0), k2: coeff(1), p1: coeff(2), p2: coeff(3), k3: coeff(4) },
-        })
+        let (k, d) = (files::mat_values(k)?, files::mat_values(dist)?);
+        let distortion = files::brown_from_coefficients(&d).map_err(|problem| files::field(Path::new(""), "distortion_coefficients", problem))?;
+        Camera::from_parts(width, height, &k, distortion)
     }
 
-    /// Reads an OpenCV FileStorage file (YAML, XML or JSON) with `camera_matrix`,
-    /// `distortion_coefficients`, `image_width` and `image_height`, as written by
-    /// OpenCV's calibration sample and by `boardcall calibrate`.
-    pub fn load(path: &Path) -> Result<Camera, CameraError> {
-        let field = |key: &str, problem: &str| CameraError::Field {
-            path: path.to_path_buf(),
-            key: key.to_string(),
-            problem: problem.to_string(),
-        };
-        let name = path.to_str().ok_or_else(|| field("path", "is not UTF-8"))?;
-        if !path.is_file() {
-            return Err(CameraError::Open { path: path.to_path_buf() });
-        }
-        // OpenCV raises on malformed files; that is an unreadable file to the user.
-        let fs = FileStorage::new_def(name, opencv::core::FileStorage_Mode::READ as i32)
-            .map_err(|_| CameraError::Open { path: path.to_path_buf() })?;
-        if !cv("open", fs.is_opened())? {
-            return Err(CameraError::Open { path: path.to_path_buf() });
-        }
-        let int = |key: &str| -> Result<u32, CameraError> {
-            let node = cv(key, fs.get(key))?;
-            if cv(key, node.empty())? || !cv(key, node.is_int())? {
-                return Err(field(key, "is missing or not an integer"));
-            }
-            let v = cv(key, node.to_i32())?;
-            u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| field(key, "must be positive"))
-        };
-        let mat = |key: &str, min: usize| -> Result<Mat, CameraError> {
-            let node = cv(key, fs.get(key))?;
-            if cv(key, node.empty())? {
-                return Err(field(key, "is missing"));
-            }
-            let m = cv(key, node.mat()).map_err(|_| field(key, "is not an !!opencv-matrix"))?;
-            if m.total() < min {
-                return Err(field(key, &format!("needs at least {min} values")));
-            }
-            let mut out = Mat::default();
-            cv(key, m.convert_to_def(&mut out, opencv::core::CV_64F))?;
-            Ok(out)
-        };
-        let k = mat("camera_matrix", 9)?;
-        if k.rows() != 3 || k.cols() != 3 {
-            return Err(field("camera_matrix", "must be 3x3"));
-        }
-        let d = mat("distortion_coefficients", 4)?;
-        let cam = Camera::from_mats(int("image_width")?, int("image_height")?, &k, &d)?;
-        let sane = [cam.fx, cam.fy].iter().all(|f| f.is_finite() && *f > 0.0)
-            && cam.distortion.as_array().iter().all(|c| c.is_finite());
-        if !sane {
-            return Err(field("camera_matrix", "has a non-positive focal length or non-finite values"));
-        }
+    /// Builds a fisheye camera from OpenCV matrices (3x3 camera matrix, the 4 coefficients of `cv::fisheye`).
+    pub fn from_fisheye_mats(width: u32, height: u32, k: &Mat, dist: &Mat) -> Result<Camera, CameraError> {
+        let (k, d) = (files::mat_values(k)?, files::mat_values(dist)?);
+        let distortion = files::fisheye_from_coefficients(&d).map_err(|problem| files::field(Path::new(""), "distortion_coefficients", problem))?;
+        Camera::from_parts(width, height, &k, distortion)
+    }
+
+    fn from_parts(width: u32, height: u32, k: &[f64], distortion: Distortion) -> Result<Camera, CameraError> {
+        let no_path = Path::new("");
+        files::check_camera_matrix(k).map_err(|problem| files::field(no_path, "camera_matrix", problem))?;
+        let cam = Camera { image_width: width, image_height: height, fx: k[0], fy: k[4], cx: k[2], cy: k[5], distortion };
+        cam.check().map_err(|e| files::field(no_path, e.field.file_key(), e.to_string()))?;
         Ok(cam)
     }
 
-    /// Writes the camera as OpenCV FileStorage YAML, loadable by OpenCV's own tools.
-    /// `extra` adds numeric fields (e.g. `avg_reprojection_error`).
+    /// Checks that every value is one a real camera can have: finite numbers; an image of
+    /// [`MIN_IMAGE_SIDE`]..=8K ([`MAX_IMAGE_LONG_SIDE`] x [`MAX_IMAGE_SHORT_SIDE`], either way round); focal
+    /// lengths of [`MIN_FOCAL_PX`] to [`MAX_FOCAL_IMAGE_SIDES`] image sides; the principal point inside the image
+    /// or at most [`PRINCIPAL_POINT_SLACK`] of its size outside; finite distortion coefficients.
+    pub fn check(&self) -> Result<(), InvalidCamera> {
+        let bad = |field: CameraField, problem: String| Err(InvalidCamera { field, problem });
+        let (w, h) = (self.image_width, self.image_height);
+        for (field, side) in [(CameraField::ImageWidth, w), (CameraField::ImageHeight, h)] {
+            if side < MIN_IMAGE_SIDE || side > MAX_IMAGE_LONG_SIDE {
+                return bad(field, format!("= {side} px: an image side must be {MIN_IMAGE_SIDE}..={MAX_IMAGE_LONG_SIDE} px"));
+            }
+        }
+        if w.min(h) > MAX_IMAGE_SHORT_SIDE {
+            let field = if w <= h { CameraField::ImageWidth } else { CameraField::ImageHeight };
+            return bad(field, format!("{w}x{h} is larger than 8K ({MAX_IMAGE_LONG_SIDE}x{MAX_IMAGE_SHORT_SIDE})"));
+        }
+        let max_focal = MAX_FOCAL_IMAGE_SIDES * w.max(h) as f64;
+        for (field, f) in [(CameraField::Fx, self.fx), (CameraField::Fy, self.fy)] {
+            if !(f.is_finite() && (MIN_FOCAL_PX..=max_focal).contains(&f)) {
+                return bad(field, format!("= {f}: a focal length must be {MIN_FOCAL_PX}..={max_focal} px for a {w}x{h} image"));
+            }
+        }
+        for (field, c, side) in [(CameraField::Cx, self.cx, w as f64), (CameraField::Cy, self.cy, h as f64)] {
+            let (lo, hi) = (-PRINCIPAL_POINT_SLACK * side, (1.0 + PRINCIPAL_POINT_SLACK) * side);
+            if !(c.is_finite() && (lo..=hi).contains(&c)) {
+                return bad(field, format!("= {c}: the principal point must lie within {lo}..={hi} px (the image, {PRINCIPAL_POINT_SLACK} of it either side)"));
+            }
+        }
+        for (name, k) in self.distortion.named_coefficients() {
+            if !k.is_finite() {
+                return bad(CameraField::Distortion(name), format!("= {k}: distortion coefficients must be finite"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads an OpenCV FileStorage file (YAML, XML or JSON; YAML also without OpenCV's `%YAML:1.0` header) with
+    /// `camera_matrix`, `distortion_coefficients`, `image_width` and `image_height`, as written by OpenCV's
+    /// calibration samples, ROS's camera_info files and `boardcall calibrate`, and checks every value
+    /// (`docs/camera.md`, "Camera files").
+    pub fn load(path: &Path) -> Result<Camera, CameraError> {
+        files::load_camera(path)
+    }
+
+    /// The camera as OpenCV FileStorage YAML text, loadable by OpenCV's own tools; `extra` adds numeric fields
+    /// (e.g. `avg_reprojection_error`). For the caller to write atomically.
+    pub fn to_file_string(&self, extra: &[(&str, f64)]) -> Result<String, CameraError> {
+        files::camera_text(self, extra)
+    }
+
+    /// Writes [`Camera::to_file_string`] to `path`.
     pub fn save(&self, path: &Path, extra: &[(&str, f64)]) -> Result<(), CameraError> {
-        let name = path.to_str().ok_or_else(|| CameraError::Open { path: path.to_path_buf() })?;
-        let mut fs = cv("create", FileStorage::new_def(name, opencv::core::FileStorage_Mode::WRITE as i32))?;
-        if !cv("create", fs.is_opened())? {
-            return Err(CameraError::Open { path: path.to_path_buf() });
-        }
-        cv("write", opencv::core::write_i32(&mut fs, "image_width", self.image_width as i32))?;
-        cv("write", opencv::core::write_i32(&mut fs, "image_height", self.image_height as i32))?;
-        cv("write", opencv::core::write_mat(&mut fs, "camera_matrix", &self.camera_matrix_mat()?))?;
-        // OpenCV's own tools write the coefficients as a 5x1 column.
-        let d = cv("write", self.dist_coeffs_mat()?.t().and_then(|t| t.to_mat()))?;
-        cv("write", opencv::core::write_mat(&mut fs, "distortion_coefficients", &d))?;
-        for (key, v) in extra {
-            cv("write", opencv::core::write_f64(&mut fs, key, *v))?;
-        }
-        cv("write", fs.release())
+        let text = self.to_file_string(extra)?;
+        std::fs::write(path, text).map_err(|_| CameraError::Open { path: path.to_path_buf() })
     }
 }
 
@@ -393,50 +412,22 @@ impl CameraPose {
         (s > 0.0).then(|| BoardPoint::new(o.x_mm + s * d[0], o.y_mm + s * d[1]))
     }
 
-    /// Reads a pose file written by [`CameraPose::save`] (OpenCV FileStorage with
-    /// `rvec` and `tvec`, board mm).
+    /// Reads a pose file written by [`CameraPose::save`] (OpenCV FileStorage with `rvec` and `tvec`, board mm),
+    /// checking both: finite, `rvec` at most a full turn, the camera within [`files::MAX_CAMERA_DISTANCE_MM`].
     pub fn load(path: &Path) -> Result<CameraPose, CameraError> {
-        let name = path.to_str().ok_or_else(|| CameraError::Open { path: path.to_path_buf() })?;
-        if !path.is_file() {
-            return Err(CameraError::Open { path: path.to_path_buf() });
-        }
-        let fs = FileStorage::new_def(name, opencv::core::FileStorage_Mode::READ as i32)
-            .map_err(|_| CameraError::Open { path: path.to_path_buf() })?;
-        let vec3 = |key: &str| -> Result<[f64; 3], CameraError> {
-            let bad = || CameraError::Field {
-                path: path.to_path_buf(),
-                key: key.to_string(),
-                problem: "is missing or not a 3-vector !!opencv-matrix".into(),
-            };
-            let node = cv(key, fs.get(key))?;
-            let m = node.mat().map_err(|_| bad())?;
-            if m.total() != 3 {
-                return Err(bad());
-            }
-            let mut d = Mat::default();
-            cv(key, m.convert_to_def(&mut d, opencv::core::CV_64F))?;
-            let d = cv(key, d.reshape(1, 1))?;
-            let v = [0, 1, 2].map(|i| d.at_2d::<f64>(0, i).copied().unwrap_or(f64::NAN));
-            v.iter().all(|x| x.is_finite()).then_some(v).ok_or_else(bad)
-        };
-        Ok(CameraPose::from_rvec_tvec(vec3("rvec")?, vec3("tvec")?))
+        files::load_pose(path)
     }
 
-    /// Writes the pose as OpenCV FileStorage (`rvec`, `tvec` in board mm, plus extra numbers).
+    /// The pose as OpenCV FileStorage YAML text (`rvec`, `tvec` in board mm, plus extra numbers), for the caller
+    /// to write atomically.
+    pub fn to_file_string(&self, extra: &[(&str, f64)]) -> Result<String, CameraError> {
+        files::pose_text(self, extra)
+    }
+
+    /// Writes [`CameraPose::to_file_string`] to `path`.
     pub fn save(&self, path: &Path, extra: &[(&str, f64)]) -> Result<(), CameraError> {
-        let name = path.to_str().ok_or_else(|| CameraError::Open { path: path.to_path_buf() })?;
-        let mut fs = cv("create", FileStorage::new_def(name, opencv::core::FileStorage_Mode::WRITE as i32))?;
-        if !cv("create", fs.is_opened())? {
-            return Err(CameraError::Open { path: path.to_path_buf() });
-        }
-        let r = self.rvec();
-        cv("write", opencv::core::write_mat(&mut fs, "rvec", &cv("rvec", Mat::from_slice_2d(&[[r[0]], [r[1]], [r[2]]]))?))?;
-        let t = self.translation;
-        cv("write", opencv::core::write_mat(&mut fs, "tvec", &cv("tvec", Mat::from_slice_2d(&[[t[0]], [t[1]], [t[2]]]))?))?;
-        for (key, v) in extra {
-            cv("write", opencv::core::write_f64(&mut fs, key, *v))?;
-        }
-        cv("write", fs.release())
+        let text = self.to_file_string(extra)?;
+        std::fs::write(path, text).map_err(|_| CameraError::Open { path: path.to_path_buf() })
     }
 }
 
@@ -448,7 +439,7 @@ mod tests {
 
     /// OpenCV's reference calibration of its 640x480 chessboard camera (strong
     /// barrel distortion: k1 = -0.266).
-    fn opencv_reference_camera() -> Camera {
+    pub(crate) fn opencv_reference_camera() -> Camera {
         Camera {
             image_width: 640,
             image_height: 480,
@@ -456,17 +447,17 @@ mod tests {
             fy: 535.91573396163199,
             cx: 342.28315473308373,
             cy: 235.57082909788173,
-            distortion: Distortion {
-                k1: -0.26637260909660682,
-                k2: -0.038588898922304653,
-                p1: 0.0017831947042852964,
-                p2: -0.00028122100441115472,
-                k3: 0.23839153080878486,
-            },
+            distortion: Distortion::brown(
+                -0.26637260909660682,
+                -0.038588898922304653,
+                0.0017831947042852964,
+                -0.00028122100441115472,
+                0.23839153080878486,
+            ),
         }
     }
 
-    fn overhead_pose() -> CameraPose {
+    pub(crate) fn overhead_pose() -> CameraPose {
         CameraPose::look_at(BoardPoint3::new(30.0, 400.0, 1800.0), BoardPoint3::new(0.0, 300.0, 0.0), [0.0, -1.0, 0.0])
             .unwrap()
     }
@@ -523,48 +514,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn camera_files_round_trip_and_opencv_reference_loads() {
-        let cam = opencv_reference_camera();
-        let dir = std::env::temp_dir().join(format!("boardcall-cam-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("camera.yaml");
-        cam.save(&path, &[("avg_reprojection_error", 0.39)]).unwrap();
-        let back = Camera::load(&path).unwrap();
-        assert_eq!(back, cam, "FileStorage writes doubles losslessly");
-        let reference = Camera::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/opencv-chessboard/left_intrinsics.yml")))
-            .unwrap();
-        assert!((reference.fx - cam.fx).abs() < 1e-9 && (reference.distortion.k3 - cam.distortion.k3).abs() < 1e-12);
-        let pose = overhead_pose();
-        let ppath = dir.join("pose.yaml");
-        pose.save(&ppath, &[]).unwrap();
-        let pback = CameraPose::load(&ppath).unwrap();
-        for i in 0..3 {
-            assert!((pback.translation[i] - pose.translation[i]).abs() < 1e-9);
-        }
-        std::fs::remove_dir_all(&dir).ok();
-    }
-
-    #[test]
-    fn garbage_camera_files_are_clear_errors() {
-        let dir = std::env::temp_dir().join(format!("boardcall-badcam-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("bad.yaml");
-        std::fs::write(&path, "%YAML:1.0\n---\nimage_width: 640\nimage_height: 480\n").unwrap();
-        let e = Camera::load(&path).unwrap_err().to_string();
-        assert!(e.contains("camera_matrix") && e.contains("missing"), "{e}");
-        std::fs::write(&path, "{{{{ not yaml").unwrap();
-        assert!(matches!(Camera::load(&path), Err(CameraError::Open { .. })));
-        assert!(matches!(Camera::load(&dir.join("none.yaml")), Err(CameraError::Open { .. })));
-        std::fs::remove_dir_all(&dir).ok();
-    }
-
     proptest! {
         /// Distort then undistort is the identity to 1e-6 px over the whole image,
         /// for the strongly distorted reference camera and the renderer's range of k1.
         #[test]
         fn distort_then_undistort_is_identity(u in 0.0f64..640.0, v in 0.0f64..480.0, k1 in -0.25f64..0.05) {
-            for cam in [opencv_reference_camera(), Camera { distortion: Distortion { k1, k2: 0.02, p1: 0.001, p2: -0.0005, k3: 0.0 }, ..opencv_reference_camera() }] {
+            for cam in [opencv_reference_camera(), Camera { distortion: Distortion::brown(k1, 0.02, 0.001, -0.0005, 0.0), ..opencv_reference_camera() }] {
                 // A pixel of the distorted image, back to its undistorted normalised point, and forward again.
                 let px = PixelPoint::new(u, v);
                 let (x, y) = cam.normalise(px).unwrap();
