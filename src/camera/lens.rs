@@ -190,22 +190,31 @@ impl KannalaBrandt {
     /// The angle from the axis (radians, below 90 degrees) of the ray that lands at
     /// `theta_d`; `None` where the model folds or the ray would be 90 degrees or more off axis.
     pub fn theta(&self, theta_d: f64) -> Option<f64> {
-        let mut theta = theta_d;
-        for _ in 0..UNDISTORT_MAX_ITER {
+        let half_pi = std::f64::consts::FRAC_PI_2;
+        // Newton inside a bracket [lo, hi] with theta_d(lo) <= theta_d < theta_d(hi), bisecting where a step
+        // would leave it: a strong lens's Newton step from near 90 degrees can land beyond the fold.
+        let (mut lo, mut hi) = (0.0, half_pi);
+        if !(self.theta_d(hi).0 > theta_d) {
+            return None;
+        }
+        let mut theta = theta_d.min(0.5 * half_pi);
+        for _ in 0..2 * UNDISTORT_MAX_ITER {
             let (f, slope) = self.theta_d(theta);
-            if !slope.is_finite() || slope < FOLD_TOL {
-                return None;
+            if f <= theta_d {
+                lo = theta;
+            } else {
+                hi = theta;
             }
-            let step = (f - theta_d) / slope;
-            // Newton from theta_d can overshoot past 90 degrees on a strong lens: halve back into range.
-            theta = (theta - step).clamp(0.0, std::f64::consts::FRAC_PI_2);
-            if step.abs() < UNDISTORT_STEP_TOL {
-                let (f, slope) = self.theta_d(theta);
-                let ok = (f - theta_d).abs() < UNDISTORT_RESIDUAL_TOL && slope >= FOLD_TOL && theta < std::f64::consts::FRAC_PI_2;
-                return ok.then_some(theta);
+            let newton = theta - (f - theta_d) / slope;
+            let next = if slope > FOLD_TOL && newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+            let step = (next - theta).abs();
+            theta = next;
+            if step < UNDISTORT_STEP_TOL {
+                break;
             }
         }
-        None
+        let (f, slope) = self.theta_d(theta);
+        ((f - theta_d).abs() < UNDISTORT_RESIDUAL_TOL && slope >= FOLD_TOL && theta < half_pi).then_some(theta)
     }
 
     /// Inverts [`KannalaBrandt::distort`] (OpenCV's `fisheye::undistortPoints`, to full precision); `None` where
