@@ -102,7 +102,7 @@ pub(super) fn open_storage(path: &Path) -> Result<FileStorage, CameraError> {
     }
     let bytes = std::fs::read(path).map_err(|_| CameraError::Open { path: path.to_path_buf() })?;
     let text = String::from_utf8(bytes).map_err(|_| field(path, "", "is not OpenCV FileStorage YAML/XML/JSON: not even UTF-8 text"))?;
-    let first = match open_text(&text) {
+    let first = match open_text(&text, 1) {
         Ok(fs) => return Ok(fs),
         Err(e) => e,
     };
@@ -113,24 +113,39 @@ pub(super) fn open_storage(path: &Path) -> Result<FileStorage, CameraError> {
     if ["%YAML", "<?xml", "{"].iter().any(|s| body.starts_with(s)) {
         return Err(field(path, "", format!("is not OpenCV FileStorage YAML/XML/JSON: {first}")));
     }
-    open_text(&format!("{YAML_HEADER}{body}")).map_err(|e| {
-        field(path, "", format!("is not OpenCV FileStorage YAML/XML/JSON: {e} (read as YAML, a `%YAML:1.0` line added in front)"))
+    // Line numbers: the body starts where the text's first non-blank line is.
+    let skipped = text[..text.len() - body.len()].matches('\n').count() as i64;
+    open_text(&format!("{YAML_HEADER}{body}"), skipped).map_err(|e| {
+        field(path, "", format!("is not OpenCV FileStorage YAML/XML/JSON: {e} (read as YAML without OpenCV's `%YAML:1.0` header)"))
     })
 }
 
-fn open_text(text: &str) -> Result<FileStorage, String> {
-    let fs = FileStorage::new(text, FileStorage_Mode::READ as i32 | FileStorage_Mode::MEMORY as i32, "").map_err(|e| opencv_reason(&e))?;
+/// Opens text as FileStorage; the text's line 1 is the file's `first_line` (0 for a header added in front).
+fn open_text(text: &str, first_line: i64) -> Result<FileStorage, String> {
+    let mode = FileStorage_Mode::READ as i32 | FileStorage_Mode::MEMORY as i32;
+    let fs = FileStorage::new(text, mode, "").map_err(|e| opencv_reason(&e, first_line))?;
     if !fs.is_opened().unwrap_or(false) {
         return Err("OpenCV could not open it".into());
     }
     Ok(fs)
 }
 
-/// The reason in an OpenCV exception, without its source location.
-fn opencv_reason(e: &opencv::Error) -> String {
+/// The reason in an OpenCV exception, without its source location. A parse error of text read from memory comes
+/// as `<parser> in function '<text>(<line>): <message>'`: that is `line N: <message>`, lines counted from
+/// `first_line`.
+fn opencv_reason(e: &opencv::Error, first_line: i64) -> String {
     let m = e.message.trim();
-    let m = m.split_once(") ").filter(|(head, _)| head.contains("error: (")).map_or(m, |(_, rest)| rest);
-    m.trim_end_matches(|c| c != '\'').strip_suffix('\'').and_then(|s| s.rsplit_once(" in function '")).map_or(m, |(r, _)| r).to_string()
+    let rest = m.find("error: (").and_then(|i| m[i..].find(") ").map(|j| &m[i + j + 2..])).unwrap_or(m);
+    let Some((what, quoted)) = rest.split_once(" in function '") else {
+        return rest.to_string();
+    };
+    let quoted = quoted.strip_suffix('\'').unwrap_or(quoted);
+    if let Some(close) = quoted.rfind("): ") {
+        if let Some(line) = quoted[..close].rfind('(').and_then(|open| quoted[open + 1..close].parse::<i64>().ok()) {
+            return format!("line {}: {}", line - 1 + first_line, &quoted[close + 3..]);
+        }
+    }
+    what.to_string()
 }
 
 /// A key's node, or `None` when the key is absent.
@@ -254,7 +269,7 @@ pub(super) fn load_camera(path: &Path) -> Result<Camera, CameraError> {
     }
     .map_err(|p| field(path, "distortion_coefficients", p))?;
     let cam = Camera { image_width: w, image_height: h, fx: k[0], fy: k[4], cx: k[2], cy: k[5], distortion };
-    cam.check().map_err(|e| field(path, e.field.file_key(), e.to_string()))?;
+    cam.check().map_err(|e| field(path, e.field.file_key(), e.file_problem()))?;
     Ok(cam)
 }
 
@@ -330,4 +345,251 @@ pub(super) fn pose_text(pose: &CameraPose, extra: &[(&str, f64)]) -> Result<Stri
     cv("write", opencv::core::write_mat(&mut fs, "rvec", &column(&pose.rvec())?))?;
     cv("write", opencv::core::write_mat(&mut fs, "tvec", &column(&pose.translation)?))?;
     finish(fs, extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::camera::KannalaBrandt;
+    use std::path::PathBuf;
+
+    fn fixture(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    }
+
+    /// A scratch folder of this test process, removed on drop.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!("boardcall-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+
+        fn write(&self, name: &str, text: &str) -> PathBuf {
+            let p = self.0.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
+
+    fn reference() -> Camera {
+        Camera::load(&fixture("fixtures/opencv-chessboard/left_intrinsics.yml")).unwrap()
+    }
+
+    /// The file-level error of a load, as (key, message).
+    fn refusal(path: &Path) -> (String, String) {
+        match Camera::load(path) {
+            Err(e @ CameraError::Field { .. }) => {
+                let CameraError::Field { ref key, .. } = e else { unreachable!() };
+                (key.clone(), e.to_string())
+            }
+            other => panic!("expected a field error, got {other:?}"),
+        }
+    }
+
+    const PLAIN_ROS: &str = "image_width: 1280
+image_height: 960
+camera_name: overhead
+camera_matrix:
+  rows: 3
+  cols: 3
+  data: [1000.5, 0, 640.25, 0, 1001.0, 480.75, 0, 0, 1]
+distortion_model: plumb_bob
+distortion_coefficients:
+  rows: 1
+  cols: 5
+  data: [-0.11, 0.037, 0.0001, -0.0003, 0.002]
+";
+
+    #[test]
+    fn camera_files_round_trip_and_opencv_reference_loads() {
+        let dir = Scratch::new("cam");
+        let cam = reference();
+        assert!((cam.fx - 535.91573396163199).abs() < 1e-9, "{cam:?}");
+        let path = dir.0.join("camera.yaml");
+        cam.save(&path, &[("avg_reprojection_error", 0.39)]).unwrap();
+        assert_eq!(Camera::load(&path).unwrap(), cam, "FileStorage writes doubles losslessly");
+        let pose = CameraPose::look_at(
+            crate::geom::BoardPoint3::new(30.0, 400.0, 1800.0),
+            crate::geom::BoardPoint3::new(0.0, 300.0, 0.0),
+            [0.0, -1.0, 0.0],
+        )
+        .unwrap();
+        let ppath = dir.0.join("pose.yaml");
+        pose.save(&ppath, &[("reprojection_rms_px", 0.2)]).unwrap();
+        let back = CameraPose::load(&ppath).unwrap();
+        // The rotation goes through rvec and back: 1e-9 mm is float noise.
+        assert!((0..3).all(|i| (back.translation[i] - pose.translation[i]).abs() < 1e-9));
+    }
+
+    /// `to_file_string` writes what the file-based writer wrote: the fixtures' camera files come back byte for byte.
+    #[test]
+    fn fixture_camera_files_write_back_byte_for_byte() {
+        for scene in ["00-shuffleboard-22ft-plain", "05-shuffleboard-22ft-line_edge"] {
+            let path = fixture(&format!("fixtures/scenes/{scene}/camera.yaml"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(Camera::load(&path).unwrap().to_file_string(&[]).unwrap(), text, "{scene}");
+        }
+    }
+
+    #[test]
+    fn a_nan_principal_point_is_refused() {
+        let dir = Scratch::new("nan-cx");
+        let cam = Camera { cx: f64::NAN, ..reference() };
+        let path = dir.write("nan.yaml", &camera_text(&cam, &[]).unwrap());
+        let (key, e) = refusal(&path);
+        assert!(key == "camera_matrix" && e.contains("cx") && e.contains("NaN"), "{e}");
+        let far = Camera { cy: 480.0 * 1.6, ..reference() };
+        let (key, e) = refusal(&dir.write("far.yaml", &camera_text(&far, &[]).unwrap()));
+        assert!(key == "camera_matrix" && e.contains("cy"), "{e}");
+    }
+
+    #[test]
+    fn a_plain_yaml_file_is_accepted() {
+        let dir = Scratch::new("plain");
+        let cam = Camera::load(&dir.write("ros.yaml", PLAIN_ROS)).unwrap();
+        assert_eq!((cam.image_width, cam.image_height), (1280, 960));
+        // Decimal literals parse to the nearest double: exact to 1e-12.
+        assert!((cam.cx - 640.25).abs() < 1e-12 && (cam.fy - 1001.0).abs() < 1e-12, "{cam:?}");
+        assert!((cam.distortion.as_brown().unwrap().k3 - 0.002).abs() < 1e-12);
+        // A hand-written file with plain lists and a comment.
+        let hand = "# measured by hand\nimage_width: 640\nimage_height: 480\ncamera_matrix: [500, 0, 320, 0, 500, 240, 0, 0, 1]\n\
+                    distortion_coefficients: [0.01, 0, 0, 0]\n";
+        let cam = Camera::load(&dir.write("hand.yml", hand)).unwrap();
+        assert!((cam.distortion.as_brown().unwrap().k1 - 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn garbage_is_refused_with_the_field_named() {
+        let dir = Scratch::new("garbage");
+        let (key, e) = refusal(&dir.write("missing.yaml", "%YAML:1.0\n---\nimage_width: 640\nimage_height: 480\n"));
+        assert!(key == "camera_matrix" && e.contains("missing"), "{e}");
+        let (key, e) = refusal(&dir.write("word.yaml", &PLAIN_ROS.replace("image_width: 1280", "image_width: wide")));
+        assert!(key == "image_width" && e.contains("not a number"), "{e}");
+        let (key, e) = refusal(&dir.write("text.yaml", &PLAIN_ROS.replace("0.037,", "zero,")));
+        assert!(key == "distortion_coefficients" && e.contains("value 2"), "{e}");
+        let (key, e) = refusal(&dir.write("skew.yaml", &PLAIN_ROS.replace("1000.5, 0,", "1000.5, 3,")));
+        assert!(key == "camera_matrix" && e.contains("skew"), "{e}");
+        let (key, e) = refusal(&dir.write("model.yaml", &PLAIN_ROS.replace("plumb_bob", "double_sphere")));
+        assert!(key == "distortion_model" && e.contains("double_sphere"), "{e}");
+        let (key, e) = refusal(&dir.write("junk.yaml", "{{{{ not yaml"));
+        assert!(key.is_empty() && e.contains("not OpenCV FileStorage YAML/XML/JSON"), "{e}");
+        let (key, e) = refusal(&dir.write("colons.yaml", "image_width 640\nimage_height: : 480\n"));
+        assert!(key.is_empty() && e.contains("not OpenCV FileStorage YAML/XML/JSON"), "{e}");
+        let (key, e) = refusal(&dir.write("empty.yaml", "\n"));
+        assert!(key.is_empty() && e.contains("empty"), "{e}");
+        assert!(matches!(Camera::load(&dir.0.join("none.yaml")), Err(CameraError::Open { .. })));
+    }
+
+    #[test]
+    fn an_absurd_size_is_refused() {
+        let dir = Scratch::new("size");
+        for (from, to) in [("image_width: 1280", "image_width: 100000"), ("image_height: 960", "image_height: 2"), ("image_width: 1280", "image_width: -5")] {
+            let (key, e) = refusal(&dir.write("size.yaml", &PLAIN_ROS.replace(from, to)));
+            assert!(from.starts_with(&key) && !key.is_empty(), "{key}: {e}");
+        }
+        // 8K either way round is accepted; larger on both sides is not.
+        let (key, e) = refusal(&dir.write("9k.yaml", &PLAIN_ROS.replace("1280", "7680").replace("960", "4400")));
+        assert!(key == "image_height" && e.contains("8K"), "{e}");
+        let big = PLAIN_ROS.replace("1280", "4320").replace("960", "7680").replace("640.25", "2160").replace("480.75", "3840");
+        Camera::load(&dir.write("8k.yaml", &big)).unwrap();
+        let (key, e) = refusal(&dir.write("focal.yaml", &PLAIN_ROS.replace("1000.5", "0.5")));
+        assert!(key == "camera_matrix" && e.contains("fx"), "{e}");
+    }
+
+    #[test]
+    fn an_eight_coefficient_rational_file_is_read_with_all_eight() {
+        let dir = Scratch::new("rational");
+        let text = PLAIN_ROS
+            .replace("plumb_bob", "rational_polynomial")
+            .replace("cols: 5", "cols: 8")
+            .replace("0.002]", "0.002, 0.21, -0.03, 0.004]");
+        let cam = Camera::load(&dir.write("r.yaml", &text)).unwrap();
+        let b = *cam.distortion.as_brown().unwrap();
+        assert!((b.k4 - 0.21).abs() < 1e-12 && (b.k5 + 0.03).abs() < 1e-12 && (b.k6 - 0.004).abs() < 1e-12, "{b:?}");
+        // OpenCV's own form (8x1 !!opencv-matrix, no model key) round-trips, naming the model.
+        let out = cam.to_file_string(&[]).unwrap();
+        assert!(out.contains("distortion_model: rational_polynomial") && out.contains("rows: 8"), "{out}");
+        assert_eq!(Camera::load(&dir.write("r2.yaml", &out)).unwrap(), cam);
+    }
+
+    #[test]
+    fn extra_coefficients_are_refused_unless_zero() {
+        let dir = Scratch::new("tilt");
+        let zeros = ", 0.21, -0.03, 0.004, 0, 0, 0, 0, 0, 0]";
+        let text = PLAIN_ROS.replace("plumb_bob", "rational_polynomial").replace("cols: 5", "cols: 14");
+        let ok = Camera::load(&dir.write("zero.yaml", &text.replace("0.002]", &format!("0.002{zeros}")))).unwrap();
+        assert!((ok.distortion.as_brown().unwrap().k6 - 0.004).abs() < 1e-12);
+        let tilted = text.replace("0.002]", "0.002, 0.21, -0.03, 0.004, 0, 0, 0, 0, 0.0015, 0]");
+        let (key, e) = refusal(&dir.write("tilt.yaml", &tilted));
+        assert!(key == "distortion_coefficients" && e.contains("tauX") && e.contains("tilted"), "{e}");
+        let prism = text.replace("cols: 14", "cols: 12").replace("0.002]", "0.002, 0.21, -0.03, 0.004, 0, 0.001, 0, 0]");
+        let (key, e) = refusal(&dir.write("prism.yaml", &prism));
+        assert!(key == "distortion_coefficients" && e.contains("s2"), "{e}");
+        let (key, e) = refusal(&dir.write("six.yaml", &PLAIN_ROS.replace("cols: 5", "cols: 6").replace("0.002]", "0.002, 0.1]")));
+        assert!(key == "distortion_coefficients" && e.contains("6 values"), "{e}");
+    }
+
+    #[test]
+    fn a_fisheye_file_round_trips() {
+        let dir = Scratch::new("fisheye");
+        let cam = Camera {
+            distortion: Distortion::Fisheye(KannalaBrandt { k1: -0.013, k2: -0.0084, k3: 0.0039, k4: -0.0008 }),
+            ..reference()
+        };
+        let text = cam.to_file_string(&[("avg_reprojection_error", 0.3)]).unwrap();
+        assert!(text.starts_with("%YAML:1.0") && text.contains("distortion_model: fisheye") && text.contains("rows: 4"), "{text}");
+        let path = dir.write("fisheye.yaml", &text);
+        assert_eq!(Camera::load(&path).unwrap(), cam);
+        cam.save(&path, &[]).unwrap();
+        assert_eq!(Camera::load(&path).unwrap(), cam);
+        // OpenCV's calibration tutorial marks a fisheye with `fisheye_model: 1` instead.
+        let tutorial = text.replace("distortion_model: fisheye", "fisheye_model: 1");
+        assert_eq!(Camera::load(&dir.write("tutorial.yaml", &tutorial)).unwrap(), cam);
+        let (key, e) = refusal(&dir.write("both.yaml", &text.replace("distortion_model: fisheye", "distortion_model: fisheye\nfisheye_model: 0")));
+        assert!(key == "fisheye_model" && e.contains("contradicts"), "{e}");
+        let (key, e) = refusal(&dir.write("five.yaml", &PLAIN_ROS.replace("plumb_bob", "equidistant")));
+        assert!(key == "distortion_coefficients" && e.contains("fisheye model has 4"), "{e}");
+    }
+
+    #[test]
+    fn pose_files_must_be_finite_and_physical() {
+        let dir = Scratch::new("pose");
+        let pose = |r: &str, t: &str| format!("%YAML:1.0\n---\nrvec: [{r}]\ntvec: [{t}]\n");
+        CameraPose::load(&dir.write("ok.yaml", &pose("0.1, -3.0, 0.2", "10, 400, 1800"))).unwrap();
+        let refused = |name: &str, text: String| match CameraPose::load(&dir.write(name, &text)) {
+            Err(CameraError::Field { key, problem, .. }) => (key, problem),
+            other => panic!("{name}: {other:?}"),
+        };
+        let (key, p) = refused("nan.yaml", pose("0.1, .nan, 0.2", "10, 400, 1800"));
+        assert!(key == "rvec" && p.contains("finite"), "{p}");
+        let (key, p) = refused("far.yaml", pose("0.1, 0.1, 0.2", "10, 400, 1.8e6"));
+        assert!(key == "tvec" && p.contains("100 m"), "{p}");
+        let (key, p) = refused("spin.yaml", pose("0.1, 70, 0.2", "10, 400, 1800"));
+        assert!(key == "rvec" && p.contains("full turn"), "{p}");
+        let (key, p) = refused("short.yaml", pose("0.1, 0.2", "10, 400, 1800"));
+        assert!(key == "rvec" && p.contains("3-vector"), "{p}");
+    }
+
+    #[test]
+    fn in_memory_cameras_are_checked_too() {
+        let k = Mat::from_slice_2d(&[[500.0, 0.0, 320.0], [0.0, 500.0, 240.0], [0.0, 0.0, 1.0]]).unwrap();
+        let d8 = Mat::from_slice_2d(&[[0.1, 0.01, 0.0, 0.0, 0.001, 0.2, 0.0, 0.0]]).unwrap();
+        let cam = Camera::from_mats(640, 480, &k, &d8).unwrap();
+        assert!((cam.distortion.as_brown().unwrap().k4 - 0.2).abs() < 1e-15);
+        let e = Camera::from_mats(64_000, 480, &k, &d8).unwrap_err().to_string();
+        assert!(e.starts_with("camera: `image_width`"), "{e}");
+        let d4 = Mat::from_slice_2d(&[[0.1, 0.01, 0.0, 0.0]]).unwrap();
+        let f = Camera::from_fisheye_mats(640, 480, &k, &d4).unwrap();
+        assert_eq!(f.distortion.model(), LensModel::Fisheye);
+        assert!(f.dist_coeffs_mat().is_err() && cam.fisheye_coeffs_mat().is_err());
+    }
 }

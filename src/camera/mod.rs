@@ -101,6 +101,18 @@ impl CameraField {
     }
 }
 
+impl InvalidCamera {
+    /// The problem as said of the camera file's key ([`CameraField::file_key`]): naming the value inside it
+    /// (`cx = NaN: ...` of `camera_matrix`).
+    pub fn file_problem(&self) -> String {
+        match self.field {
+            CameraField::ImageWidth | CameraField::ImageHeight => self.problem.clone(),
+            CameraField::Distortion(k) => format!("{k} {}", self.problem),
+            f => format!("{} {}", f.name(), self.problem),
+        }
+    }
+}
+
 /// A camera value outside what any real camera has.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{} {problem}", field.name())]
@@ -201,7 +213,7 @@ impl Camera {
         let no_path = Path::new("");
         files::check_camera_matrix(k).map_err(|problem| files::field(no_path, "camera_matrix", problem))?;
         let cam = Camera { image_width: width, image_height: height, fx: k[0], fy: k[4], cx: k[2], cy: k[5], distortion };
-        cam.check().map_err(|e| files::field(no_path, e.field.file_key(), e.to_string()))?;
+        cam.check().map_err(|e| files::field(no_path, e.field.file_key(), e.file_problem()))?;
         Ok(cam)
     }
 
