@@ -18,9 +18,9 @@ pub struct UndistortConfig {
     /// distortion): the image keeps its scale at the centre and loses some of the stretched corners. `Some(alpha)`
     /// uses OpenCV's `getOptimalNewCameraMatrix` (0: only valid pixels, 1: every source pixel kept).
     ///
-    /// Fisheye lenses: the calibrated camera matrix would show only the middle of the field (the tests' 180 degree
-    /// lens at the same focal length keeps the central 72 % of the width and 81 % of the height), so the focal length is always chosen
-    /// anew, the principal point and aspect kept: `alpha` 0 (also `None`) is the largest focal length at which
+    /// Fisheye lenses: the calibrated camera matrix would show only the middle of the field (the tests' 180
+    /// degree lens at the same focal length keeps the central 72 % of the width and 81 % of the height), so the
+    /// focal length is always chosen anew, the principal point and aspect kept: `alpha` 0 (also `None`) is the largest focal length at which
     /// the ends of the image axes through the principal point still come from inside the frame (no fill along
     /// the axes; the frame's corners are lost), 1 the smallest at which all four axis ends of the frame are in
     /// view (fill beyond the nearer edges), and values between interpolate, as OpenCV's
@@ -189,8 +189,8 @@ mod tests {
             let mut img = Mat::new_rows_cols_with_default(h, w, CV_8UC3, Scalar::all(0.0)).unwrap();
             // A 5x5 block centred on the rounded source pixel.
             let (cu, cv_) = (src.u.round() as i32, src.v.round() as i32);
-            imgproc::rectangle_points(&mut img, Point::new(cu - 2, cv_ - 2), Point::new(cu + 2, cv_ + 2), Scalar::all(255.0), -1, imgproc::LINE_8, 0)
-                .unwrap();
+            let (a, b) = (Point::new(cu - 2, cv_ - 2), Point::new(cu + 2, cv_ + 2));
+            imgproc::rectangle_points(&mut img, a, b, Scalar::all(255.0), -1, imgproc::LINE_8, 0).unwrap();
             let frame = Frame::from_mat(img).unwrap();
             let out = und.run(&frame).unwrap();
             // Centroid of the undistorted blob.

@@ -30,7 +30,7 @@ pub(super) fn mat_values(m: &Mat) -> Result<Vec<f64>, CameraError> {
     }
     let mut d = Mat::default();
     cv("matrix values", m.convert_to_def(&mut d, opencv::core::CV_64F))?;
-    let d = cv("matrix values", d.reshape(1, 1))?.try_clone().map_err(|source| CameraError::OpenCv { context: "matrix values".into(), source })?;
+    let d = cv("matrix values", cv("matrix values", d.reshape(1, 1))?.try_clone())?;
     Ok(cv("matrix values", d.data_typed::<f64>())?.to_vec())
 }
 
@@ -53,7 +53,10 @@ pub(super) fn check_camera_matrix(k: &[f64]) -> Result<(), String> {
 /// 12 and 14 must be zero.
 pub(super) fn brown_from_coefficients(d: &[f64]) -> Result<Distortion, String> {
     if ![4, 5, 8, 12, 14].contains(&d.len()) {
-        return Err(format!("has {} values; OpenCV's model has 4, 5, 8, 12 or 14 (k1 k2 p1 p2 [k3 [k4 k5 k6 [s1..s4 [tauX tauY]]]])", d.len()));
+        return Err(format!(
+            "has {} values; OpenCV's model has 4, 5, 8, 12 or 14 (k1 k2 p1 p2 [k3 [k4 k5 k6 [s1..s4 [tauX tauY]]]])",
+            d.len()
+        ));
     }
     const EXTRA: [(&str, &str); 6] = [
         ("s1", "thin-prism"),
@@ -234,18 +237,25 @@ fn read_model(fs: &FileStorage, path: &Path) -> Result<LensModel, CameraError> {
                 return Err(field(
                     path,
                     "distortion_model",
-                    format!("`{name}` is not a model boardcall knows: one of {} (Brown-Conrady) or {} (fisheye)", BROWN_NAMES.join(", "), FISHEYE_NAMES.join(", ")),
+                    format!(
+                        "`{name}` is not a model boardcall knows: one of {} (Brown-Conrady) or {} (fisheye)",
+                        BROWN_NAMES.join(", "),
+                        FISHEYE_NAMES.join(", ")
+                    ),
                 ));
             }
         }
     };
     let flagged = match node(fs, "fisheye_model")? {
         None => None,
-        Some(n) => match (cv("fisheye_model", n.is_int())?).then(|| n.to_i32()).transpose().map_err(|source| CameraError::OpenCv { context: "fisheye_model".into(), source })? {
-            Some(0) => Some(LensModel::Brown),
-            Some(1) => Some(LensModel::Fisheye),
-            _ => return Err(field(path, "fisheye_model", "must be 0 or 1")),
-        },
+        Some(n) => {
+            let flag = if cv("fisheye_model", n.is_int())? { Some(cv("fisheye_model", n.to_i32())?) } else { None };
+            match flag {
+                Some(0) => Some(LensModel::Brown),
+                Some(1) => Some(LensModel::Fisheye),
+                _ => return Err(field(path, "fisheye_model", "must be 0 or 1")),
+            }
+        }
     };
     match (named, flagged) {
         (Some(a), Some(b)) if a != b => {
@@ -286,14 +296,18 @@ pub(super) fn load_pose(path: &Path) -> Result<CameraPose, CameraError> {
     let (rvec, tvec) = (vec3("rvec")?, vec3("tvec")?);
     let norm = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
     if norm(rvec) > MAX_RVEC_NORM {
-        return Err(field(path, "rvec", format!("is {:.3} rad long; an axis-angle rotation is at most a full turn ({MAX_RVEC_NORM:.3})", norm(rvec))));
+        let problem = format!("is {:.3} rad long; an axis-angle rotation is at most a full turn ({MAX_RVEC_NORM:.3})", norm(rvec));
+        return Err(field(path, "rvec", problem));
     }
     // The camera centre is -R^T t: as far from the board origin as t is long.
     if norm(tvec) > MAX_CAMERA_DISTANCE_MM {
         return Err(field(
             path,
             "tvec",
-            format!("puts the camera {:.0} mm from the board; at most {MAX_CAMERA_DISTANCE_MM} mm (100 m) is physical (units are mm)", norm(tvec)),
+            format!(
+                "puts the camera {:.0} mm from the board; at most {MAX_CAMERA_DISTANCE_MM} mm (100 m) is physical (units are mm)",
+                norm(tvec)
+            ),
         ));
     }
     Ok(CameraPose::from_rvec_tvec(rvec, tvec))
@@ -492,7 +506,8 @@ distortion_coefficients:
     #[test]
     fn an_absurd_size_is_refused() {
         let dir = Scratch::new("size");
-        for (from, to) in [("image_width: 1280", "image_width: 100000"), ("image_height: 960", "image_height: 2"), ("image_width: 1280", "image_width: -5")] {
+        let sizes = [("image_width: 1280", "image_width: 100000"), ("image_height: 960", "image_height: 2"), ("image_width: 1280", "image_width: -5")];
+        for (from, to) in sizes {
             let (key, e) = refusal(&dir.write("size.yaml", &PLAIN_ROS.replace(from, to)));
             assert!(from.starts_with(&key) && !key.is_empty(), "{key}: {e}");
         }
@@ -554,7 +569,8 @@ distortion_coefficients:
         // OpenCV's calibration tutorial marks a fisheye with `fisheye_model: 1` instead.
         let tutorial = text.replace("distortion_model: fisheye", "fisheye_model: 1");
         assert_eq!(Camera::load(&dir.write("tutorial.yaml", &tutorial)).unwrap(), cam);
-        let (key, e) = refusal(&dir.write("both.yaml", &text.replace("distortion_model: fisheye", "distortion_model: fisheye\nfisheye_model: 0")));
+        let both = text.replace("distortion_model: fisheye", "distortion_model: fisheye\nfisheye_model: 0");
+        let (key, e) = refusal(&dir.write("both.yaml", &both));
         assert!(key == "fisheye_model" && e.contains("contradicts"), "{e}");
         let (key, e) = refusal(&dir.write("five.yaml", &PLAIN_ROS.replace("plumb_bob", "equidistant")));
         assert!(key == "distortion_coefficients" && e.contains("fisheye model has 4"), "{e}");

@@ -354,8 +354,8 @@ impl TryFrom<DistortionFields> for Distortion {
                 k6: z(f.k6),
             })),
             LensModel::Fisheye => {
-                let extra: Vec<&str> =
-                    [("p1", f.p1), ("p2", f.p2), ("k5", f.k5), ("k6", f.k6)].iter().filter(|(_, v)| v.is_some()).map(|(n, _)| *n).collect();
+                let given = [("p1", f.p1), ("p2", f.p2), ("k5", f.k5), ("k6", f.k6)];
+                let extra: Vec<&str> = given.iter().filter(|(_, v)| v.is_some()).map(|(n, _)| *n).collect();
                 if !extra.is_empty() {
                     return Err(format!("the fisheye model has only k1..k4; remove {}", extra.join(", ")));
                 }
@@ -414,7 +414,10 @@ mod tests {
 
     #[test]
     fn scene_json_of_a_brown_lens_is_unchanged_and_a_fisheye_names_its_model() {
-        let old = r#"{"k1":-0.11540543156195804,"k2":0.03726790327754411,"p1":0.00012695879439968832,"p2":-0.0003560339571529907,"k3":0.0}"#;
+        let old = concat!(
+            r#"{"k1":-0.11540543156195804,"k2":0.03726790327754411,"#,
+            r#""p1":0.00012695879439968832,"p2":-0.0003560339571529907,"k3":0.0}"#
+        );
         let d: Distortion = serde_json::from_str(old).unwrap();
         assert_eq!(serde_json::to_string(&d).unwrap(), old, "the fixtures' scene files write back byte for byte");
         let f = Distortion::fisheye(0.1, -0.02, 0.003, -0.0004);

@@ -197,14 +197,16 @@ impl Camera {
     /// ([`Camera::check`]).
     pub fn from_mats(width: u32, height: u32, k: &Mat, dist: &Mat) -> Result<Camera, CameraError> {
         let (k, d) = (files::mat_values(k)?, files::mat_values(dist)?);
-        let distortion = files::brown_from_coefficients(&d).map_err(|problem| files::field(Path::new(""), "distortion_coefficients", problem))?;
+        let distortion =
+            files::brown_from_coefficients(&d).map_err(|problem| files::field(Path::new(""), "distortion_coefficients", problem))?;
         Camera::from_parts(width, height, &k, distortion)
     }
 
     /// Builds a fisheye camera from OpenCV matrices (3x3 camera matrix, the 4 coefficients of `cv::fisheye`).
     pub fn from_fisheye_mats(width: u32, height: u32, k: &Mat, dist: &Mat) -> Result<Camera, CameraError> {
         let (k, d) = (files::mat_values(k)?, files::mat_values(dist)?);
-        let distortion = files::fisheye_from_coefficients(&d).map_err(|problem| files::field(Path::new(""), "distortion_coefficients", problem))?;
+        let distortion =
+            files::fisheye_from_coefficients(&d).map_err(|problem| files::field(Path::new(""), "distortion_coefficients", problem))?;
         Camera::from_parts(width, height, &k, distortion)
     }
 
@@ -241,7 +243,8 @@ impl Camera {
         for (field, c, side) in [(CameraField::Cx, self.cx, w as f64), (CameraField::Cy, self.cy, h as f64)] {
             let (lo, hi) = (-PRINCIPAL_POINT_SLACK * side, (1.0 + PRINCIPAL_POINT_SLACK) * side);
             if !(c.is_finite() && (lo..=hi).contains(&c)) {
-                return bad(field, format!("= {c}: the principal point must lie within {lo}..={hi} px (the image, {PRINCIPAL_POINT_SLACK} of it either side)"));
+                let within = format!("{lo}..={hi} px (the image, {PRINCIPAL_POINT_SLACK} of it either side)");
+                return bad(field, format!("= {c}: the principal point must lie within {within}"));
             }
         }
         for (name, k) in self.distortion.named_coefficients() {
@@ -544,7 +547,8 @@ mod tests {
         let mut pts = Vec::new();
         while pts.len() < 400 {
             // A ray up to 85 degrees off axis, at 500..3000 mm from the camera, as a board point.
-            let (theta, phi, dist) = (rng.random_range(0.0f64..85.0).to_radians(), rng.random_range(0.0..std::f64::consts::TAU), rng.random_range(500.0..3000.0));
+            let theta = rng.random_range(0.0f64..85.0).to_radians();
+            let (phi, dist) = (rng.random_range(0.0..std::f64::consts::TAU), rng.random_range(500.0..3000.0));
             let c = [dist * theta.sin() * phi.cos(), dist * theta.sin() * phi.sin(), dist * theta.cos()];
             let r = pose.rotation;
             let t = [c[0] - pose.translation[0], c[1] - pose.translation[1], c[2] - pose.translation[2]];
@@ -568,8 +572,9 @@ mod tests {
         // Same formula, same doubles (OpenCV goes through Rodrigues' matrix of the same rvec): float noise only.
         assert!(worst_px < 1e-6, "projection differs from fisheye::projectPoints by {worst_px} px");
         let mut und: Vector<opencv::core::Point2d> = Vector::new();
-        let criteria = opencv::core::TermCriteria::new(opencv::core::TermCriteria_COUNT + opencv::core::TermCriteria_EPS, 100, 1e-15).unwrap();
-        opencv::calib3d::fisheye_undistort_points(&img, &mut und, &k, &d, &opencv::core::no_array(), &opencv::core::no_array(), criteria).unwrap();
+        use opencv::core::{no_array, TermCriteria, TermCriteria_COUNT, TermCriteria_EPS};
+        let criteria = TermCriteria::new(TermCriteria_COUNT + TermCriteria_EPS, 100, 1e-15).unwrap();
+        opencv::calib3d::fisheye_undistort_points(&img, &mut und, &k, &d, &no_array(), &no_array(), criteria).unwrap();
         let mut worst = 0.0f64;
         for (q, u) in img.iter().zip(und.iter()) {
             let (x, y) = cam.normalise(PixelPoint::new(q.x, q.y)).unwrap();
@@ -613,7 +618,8 @@ mod tests {
         /// for the strongly distorted reference camera and the renderer's range of k1.
         #[test]
         fn distort_then_undistort_is_identity(u in 0.0f64..640.0, v in 0.0f64..480.0, k1 in -0.25f64..0.05) {
-            for cam in [opencv_reference_camera(), Camera { distortion: Distortion::brown(k1, 0.02, 0.001, -0.0005, 0.0), ..opencv_reference_camera() }] {
+            let lens = Distortion::brown(k1, 0.02, 0.001, -0.0005, 0.0);
+            for cam in [opencv_reference_camera(), Camera { distortion: lens, ..opencv_reference_camera() }] {
                 // A pixel of the distorted image, back to its undistorted normalised point, and forward again.
                 let px = PixelPoint::new(u, v);
                 let (x, y) = cam.normalise(px).unwrap();
