@@ -318,8 +318,9 @@ fn a_committed_fixture_regenerates_byte_for_byte() {
 fn fixtures_round_trip_through_the_folder_layout() {
     let r = PieceId::of_team(Team::Red, 1);
     let mut scene = clean_scene("yocu-9", vec![piece(r, PieceKind::Washer, 0.0, 737.0, Some(-76.0 + 1.6), 0.0, 0.0)], BoardPoint3::new(0.0, 700.0, 0.0), -0.1);
-    scene.camera.intrinsics.image_width = 160;
-    scene.camera.intrinsics.image_height = 120;
+    // A fifth of the 800x600 camera: the same view (a principal point left at 404 px would be outside the image).
+    let c = &mut scene.camera.intrinsics;
+    (c.image_width, c.image_height, c.fx, c.fy, c.cx, c.cy) = (160, 120, c.fx / 5.0, c.fy / 5.0, c.cx / 5.0, c.cy / 5.0);
     scene.supersample = 1;
     let ls = scene.validate("t").unwrap();
     let root = std::env::temp_dir().join(format!("boardcall-fixture-{}", std::process::id()));
