@@ -575,7 +575,7 @@ pub(crate) mod tests {
             fy: 1100.0,
             cx: 641.3,
             cy: 478.9,
-            distortion: Distortion { k1: -0.21, k2: 0.05, p1: 0.0007, p2: -0.0004, k3: 0.0 },
+            distortion: Distortion::brown(-0.21, 0.05, 0.0007, -0.0004, 0.0),
         }
     }
 

@@ -529,7 +529,7 @@ mod tests {
             fy: 1150.0,
             cx: 639.5,
             cy: 479.5,
-            distortion: Distortion { k1: -0.08, k2: 0.01, p1: 0.0, p2: 0.0, k3: 0.0 },
+            distortion: Distortion::brown(-0.08, 0.01, 0.0, 0.0, 0.0),
         };
         let pose = PoseSpec::LookAt {
             position: BoardPoint3::new(120.0, 520.0, 1600.0),

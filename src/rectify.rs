@@ -199,7 +199,7 @@ mod tests {
             fy: 500.0,
             cx: 320.0,
             cy: 240.0,
-            distortion: Distortion { k1: -0.2, k2: 0.05, p1: 0.0, p2: 0.0, k3: 0.0 },
+            distortion: Distortion::brown(-0.2, 0.05, 0.0, 0.0, 0.0),
         }
     }
 

@@ -430,7 +430,8 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
     let yaw = rng.random_range(0.0..std::f64::consts::TAU);
     let k1 = rng.random_range(-0.25..0.05);
     let k2 = if k1 < 0.0 { -k1 * rng.random_range(0.1..0.5) } else { 0.0 };
-    let distortion = Distortion { k1, k2, p1: rng.random_range(-0.001..0.001), p2: rng.random_range(-0.001..0.001), k3: 0.0 };
+    let (p1, p2) = (rng.random_range(-0.001..0.001), rng.random_range(-0.001..0.001));
+    let distortion = Distortion::brown(k1, k2, p1, p2, 0.0);
     let mut fx = rng.random_range(0.85..1.2) * w as f64;
     let invertible = |fx: f64| {
         let cam = Camera { image_width: w, image_height: h, fx, fy: fx, cx: (w as f64 - 1.0) / 2.0, cy: (h as f64 - 1.0) / 2.0, distortion };

@@ -16,8 +16,6 @@ use std::path::{Path, PathBuf};
 /// The scene-file format version this build reads and writes.
 pub const SCENE_FORMAT: u32 = 1;
 
-/// Largest image side accepted: beyond this a render would need gigabytes.
-pub const MAX_IMAGE_SIDE: u32 = 16384;
 /// Most samples per pixel axis: 8 x 8 = 64 samples already resolves edges to ~1/64 px.
 pub const MAX_SUPERSAMPLE: u32 = 8;
 /// A tilt of 90 degrees or more would stand the piece on its edge or upside down.
@@ -322,18 +320,11 @@ impl Scene {
                 Err(bad(field, format!("must be finite and within {MAX_COORDINATE_MM} mm, got {v:?}")))
             }
         };
-        let cam = &self.camera.intrinsics;
-        if cam.image_width == 0 || cam.image_height == 0 || cam.image_width > MAX_IMAGE_SIDE || cam.image_height > MAX_IMAGE_SIDE {
-            return Err(bad(
-                "camera.intrinsics.image_width",
-                format!("image size {}x{} must be 1..={MAX_IMAGE_SIDE} on each side", cam.image_width, cam.image_height),
-            ));
+        // The same checks as a camera file's (image at most 8K, focal lengths and principal point of a real
+        // camera, finite distortion), named by the scene's field.
+        if let Err(e) = self.camera.intrinsics.check() {
+            return Err(bad(&format!("camera.intrinsics.{}", e.field.name()), e.problem));
         }
-        if !(cam.fx.is_finite() && cam.fx > 0.0 && cam.fy.is_finite() && cam.fy > 0.0) {
-            return Err(bad("camera.intrinsics.fx", format!("focal lengths must be positive, got {} and {}", cam.fx, cam.fy)));
-        }
-        finite("camera.intrinsics.cx", &[cam.cx, cam.cy])?;
-        finite("camera.intrinsics.distortion", &cam.distortion.as_array())?;
         match &self.camera.pose {
             PoseSpec::LookAt { position, target, up } => {
                 finite("camera.pose.look_at.position", &[position.x_mm, position.y_mm, position.z_mm])?;
@@ -486,6 +477,17 @@ mod tests {
     }
 
     #[test]
+    fn a_fisheye_scene_round_trips_through_json_and_validates() {
+        let mut s = example();
+        s.camera.intrinsics.distortion = Distortion::fisheye(-0.013, -0.0084, 0.0039, -0.0008);
+        let text = s.to_json();
+        assert!(text.contains("\"model\": \"fisheye\""), "{text}");
+        let back = Scene::from_json(&text, "test").unwrap();
+        assert_eq!(back.to_json(), text, "the fisheye scene reads and writes back byte for byte");
+        back.validate("test").unwrap();
+    }
+
+    #[test]
     fn malformed_json_names_line_and_column() {
         let e = Scene::from_json("{\n  \"format\": 1,\n  \"board\": }", "bad.json").unwrap_err();
         assert!(matches!(e, SceneError::Syntax { line: 3, .. }), "{e}");
@@ -517,6 +519,18 @@ mod tests {
         let mut s = example();
         s.camera.intrinsics.fx = -1.0;
         assert!(s.validate("t").unwrap_err().to_string().contains("camera.intrinsics.fx"));
+
+        let mut s = example();
+        s.camera.intrinsics.cy = f64::NAN;
+        assert!(s.validate("t").unwrap_err().to_string().contains("camera.intrinsics.cy"));
+
+        let mut s = example();
+        s.camera.intrinsics.image_width = 16_000;
+        assert!(s.validate("t").unwrap_err().to_string().contains("camera.intrinsics.image_width"));
+
+        let mut s = example();
+        s.camera.intrinsics.distortion = Distortion::fisheye(0.01, f64::INFINITY, 0.0, 0.0);
+        assert!(s.validate("t").unwrap_err().to_string().contains("camera.intrinsics.distortion.k2"));
 
         let mut s = example();
         s.supersample = 0;
