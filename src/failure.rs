@@ -77,6 +77,7 @@ fn camera_error(e: &crate::camera::CameraError) -> Failure {
     match e {
         E::Open { .. } | E::Field { .. } => Failure::Input,
         E::OpenCv { .. } => Failure::Internal,
+        E::Write { source } => output_error(source),
     }
 }
 

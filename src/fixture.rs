@@ -88,9 +88,7 @@ pub fn write(dir: &Path, ls: &LoadedScene, image: &RgbImage, image_file: &str) -
         crate::files::write_atomic(&path, bytes).map_err(|e| RenderError::Io { path, source: std::io::Error::other(e.to_string()) })
     };
     atomic(dir.join(TRUTH_FILE), text.as_bytes())?;
-    let camera = dir.join(CAMERA_FILE);
-    crate::files::write_with(&camera, |tmp| ls.scene.camera.intrinsics.save(tmp, &[]).map_err(|e| std::io::Error::other(e.to_string())))
-        .map_err(|e| RenderError::Io { path: camera.clone(), source: std::io::Error::other(e.to_string()) })?;
+    ls.scene.camera.intrinsics.save(&dir.join(CAMERA_FILE), &[])?;
     atomic(dir.join(SCENE_FILE), ls.scene.to_json().as_bytes())?;
     Ok(truth)
 }

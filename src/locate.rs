@@ -1654,9 +1654,20 @@ pub fn locate_from_points(board: &Board, camera: &Camera, points: &[Corresponden
         return Err(LocateError::TooFewPoints { got: distinct.len(), needed: 4 });
     }
     let obj: Vector<Point3d> = points.iter().map(|c| Point3d::new(c.board.x_mm, c.board.y_mm, c.board.z_mm)).collect();
-    let img: Vector<Point2d> = points.iter().map(|c| Point2d::new(c.pixel.u, c.pixel.v)).collect();
     let k = camera.camera_matrix_mat()?;
-    let d = camera.dist_coeffs_mat()?;
+    // OpenCV's solvePnP knows Brown's coefficients only: a fisheye's points are first undistorted through our own
+    // model to the pinhole pixels of the same K, and solved with no distortion.
+    let (img, d): (Vector<Point2d>, Mat) = if camera.distortion.as_fisheye().is_some() {
+        let pinhole = |c: &Correspondence| camera.normalise(c.pixel).map(|(x, y)| camera.pinhole_pixel(x, y));
+        let img = points
+            .iter()
+            .map(|c| pinhole(c).map(|p| Point2d::new(p.u, p.v)))
+            .collect::<Option<Vector<Point2d>>>()
+            .ok_or_else(|| LocateError::PoorFit { reason: "a point lies outside the fisheye lens's field of view".into() })?;
+        (img, Mat::default())
+    } else {
+        (points.iter().map(|c| Point2d::new(c.pixel.u, c.pixel.v)).collect(), camera.dist_coeffs_mat()?)
+    };
     let planar = points.iter().all(|c| c.board.z_mm.abs() < 1e-9);
     let method = if planar { calib3d::SOLVEPNP_IPPE } else { calib3d::SOLVEPNP_SQPNP };
     let (mut rvec, mut tvec) = (Mat::default(), Mat::default());

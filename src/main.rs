@@ -624,7 +624,7 @@ fn run(cli: Cli) -> Result<()> {
                 let t = boardcall::render::truth::truth_for(&ls, &name);
                 write_atomic(&path, (serde_json::to_string_pretty(&t)? + "\n").as_bytes())?;
                 if let Some(cam_path) = &camera_out {
-                    save_atomically(cam_path, |tmp| ls.scene.camera.intrinsics.save(tmp, &[]))?;
+                    ls.scene.camera.intrinsics.save(cam_path, &[])?;
                 }
             }
         }
@@ -767,7 +767,7 @@ fn run_locate(
     }
     let pose = found?;
     if let Some(path) = output {
-        save_atomically(path, |tmp| pose.save(tmp))?;
+        pose.save(path)?;
     }
     say!("{}", serde_json::to_string_pretty(&pose)?);
     Ok(())

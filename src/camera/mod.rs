@@ -47,6 +47,11 @@ pub enum CameraError {
     Field { path: PathBuf, key: String, problem: String },
     #[error("OpenCV error in {context}: {source}")]
     OpenCv { context: String, source: opencv::Error },
+    #[error(transparent)]
+    Write {
+        #[from]
+        source: crate::files::OutputError,
+    },
 }
 
 fn field_message(path: &Path, key: &str, problem: &str) -> String {
@@ -269,10 +274,11 @@ impl Camera {
         files::camera_text(self, extra)
     }
 
-    /// Writes [`Camera::to_file_string`] to `path`.
+    /// Writes [`Camera::to_file_string`] to `path` atomically ([`crate::files::write_atomic`]); a failed write is an error.
     pub fn save(&self, path: &Path, extra: &[(&str, f64)]) -> Result<(), CameraError> {
         let text = self.to_file_string(extra)?;
-        std::fs::write(path, text).map_err(|_| CameraError::Open { path: path.to_path_buf() })
+        crate::files::write_atomic(path, text.as_bytes())?;
+        Ok(())
     }
 }
 
@@ -438,10 +444,11 @@ impl CameraPose {
         files::pose_text(self, extra)
     }
 
-    /// Writes [`CameraPose::to_file_string`] to `path`.
+    /// Writes [`CameraPose::to_file_string`] to `path` atomically ([`crate::files::write_atomic`]); a failed write is an error.
     pub fn save(&self, path: &Path, extra: &[(&str, f64)]) -> Result<(), CameraError> {
         let text = self.to_file_string(extra)?;
-        std::fs::write(path, text).map_err(|_| CameraError::Open { path: path.to_path_buf() })
+        crate::files::write_atomic(path, text.as_bytes())?;
+        Ok(())
     }
 }
 
