@@ -242,7 +242,8 @@ Example: boardcall game --rules holeyboard --option skunk=off --events fixtures/
     /// Calibrate a camera from photos of a chessboard or ChArUco target (OpenCV): writes
     /// OpenCV FileStorage YAML; prints the per-view reprojection errors (JSON).
     #[command(after_help = "Example: boardcall calibrate --pattern chessboard:9x6:25 --fix-aspect-ratio fixtures/opencv-chessboard/left*.jpg -o camera.yaml\n\
-Patterns: chessboard:COLSxROWS:SQUARE_MM (inner corners), charuco:COLSxROWS:SQUARE_MM:MARKER_MM[:DICT_6X6_250] (squares).")]
+Patterns: chessboard:COLSxROWS:SQUARE_MM (3 to 100 inner corners a side), charuco:COLSxROWS:SQUARE_MM:MARKER_MM[:DICT_6X6_250]
+(3 to 100 squares a side). Refused (exit 4): fewer than 3 distinct views, repeated views, too little tilt between views.")]
     Calibrate {
         /// The calibration target.
         #[arg(long)]

@@ -243,7 +243,7 @@ fn views_of_one_plane_orientation_are_refused() {
         fy: 600.0,
         cx: 319.5,
         cy: 239.5,
-        distortion: Distortion { k1: 0.0, k2: 0.0, p1: 0.0, p2: 0.0, k3: 0.0 },
+        distortion: Distortion::NONE,
     };
     let (cols, rows, square) = (9, 6, 25.0);
     let cfg = CalibrateConfig { zero_tangent: true, fix_k3: true, ..Default::default() };

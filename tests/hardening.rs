@@ -74,9 +74,6 @@ fn altered(frame: &Frame, op: impl Fn(&Mat, &mut Mat)) -> Frame {
     Frame::from_mat(out).unwrap()
 }
 
-fn write_png(frame: &Frame, path: &Path) {
-    boardcall::frame::write_png(frame.image(), path).unwrap();
-}
 
 fn refused_for(e: &ScoreError, why: &str) -> bool {
     matches!(e, ScoreError::Unreadable { reasons } if reasons.iter().any(|r| r.contains(why)))
@@ -464,5 +461,38 @@ mod poses {
         let (code, err) = run(&["score", s(&f.image_path()), "--board", &f.truth.board, "--camera", s(&f.dir.join("camera.yaml")), "--pose", s(&path)]);
         assert_eq!(code, 4, "{err}");
         assert!(err.contains("given pose"), "the refusal names the given pose as what failed: {err}");
+    }
+}
+
+mod whole_files {
+    use super::*;
+
+    fn jpegs_under(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                jpegs_under(&p, out);
+            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("jpg") || x.eq_ignore_ascii_case("jpeg")) {
+                out.push(p);
+            }
+        }
+    }
+
+    /// The strict checks refuse no whole file: every JPEG of the fixtures (rendered and real photos), and of any
+    /// folder named in `BOARDCALL_EXTRA_JPEGS` (e.g. the shared real photos), walks whole and loads.
+    #[test]
+    fn every_whole_jpeg_is_accepted() {
+        let mut files = Vec::new();
+        jpegs_under(&root().join("fixtures"), &mut files);
+        if let Some(extra) = std::env::var_os("BOARDCALL_EXTRA_JPEGS") {
+            jpegs_under(Path::new(&extra), &mut files);
+        }
+        assert!(files.len() > 60, "{} files", files.len());
+        for p in &files {
+            let bytes = std::fs::read(p).unwrap();
+            assert_eq!(boardcall::frame::jpeg_scan::check(&bytes), Ok(()), "{}", p.display());
+            assert!(Frame::load(p).is_ok(), "{}", p.display());
+        }
+        eprintln!("{} whole JPEG files accepted", files.len());
     }
 }

@@ -54,6 +54,9 @@ pub(crate) fn check_file(bytes: &[u8], path: &Path) -> Result<(), FrameError> {
             let info = decoder.info().ok_or_else(|| damaged("no frame header".into()))?;
             check_size(Some(path), info.width as u64, info.height as u64)?;
             decoder.decode().map_err(|e| damaged(e.to_string()))?;
+            // The decoder above conceals a stream that decodes to the wrong pixels (a run of data lost or repeated);
+            // walking the codes finds it.
+            super::jpeg_scan::check(bytes).map_err(damaged)?;
             if !ends_with_eoi(bytes) {
                 return Err(damaged("the file ends before the JPEG end-of-image marker (truncated)".into()));
             }
@@ -67,7 +70,7 @@ pub(crate) fn check_file(bytes: &[u8], path: &Path) -> Result<(), FrameError> {
                 check_size(Some(path), u64::from(w), u64::from(h))?;
             }
             let decoder =
-                image::codecs::png::PngDecoder::new(std::io::Cursor::new(bytes)).map_err(|e| damaged(format!("unreadable header: {e}")))?;
+                image::codecs::png::PngDecoder::new(std::io::Cursor::new(bytes)).map_err(|_| FrameError::Corrupt { path: path.to_path_buf() })?;
             let (w, h) = decoder.dimensions();
             check_size(Some(path), u64::from(w), u64::from(h))?;
             let mut buf = vec![0u8; usize::try_from(decoder.total_bytes()).map_err(|_| damaged("absurd size".into()))?];

@@ -9,6 +9,7 @@
 //! image, its camera (serde).
 
 pub mod decode;
+pub mod jpeg_scan;
 pub mod quality;
 
 use crate::camera::Camera;
