@@ -84,6 +84,23 @@ fn stages(c: &mut Criterion) {
     }
     g.finish();
 
+    // What every scored frame pays to be read honestly (dark, washed out, grey-scale, partial, out of focus), and
+    // what a frame file pays to be checked whole (strict decode and the walk of its JPEG codes) before OpenCV decodes it.
+    let mut g = group(c, "frame_checks_1920x1080", 2);
+    for b in &benches {
+        g.bench_function(format!("{}/quality", b.name), |x| {
+            x.iter(|| boardcall::frame::quality::Quality::measure(black_box(&b.frame)).expect("quality"))
+        });
+        let mut jpeg = opencv::core::Vector::<u8>::new();
+        opencv::imgcodecs::imencode_def(".jpg", b.frame.image(), &mut jpeg).expect("encode");
+        let bytes = jpeg.as_slice().to_vec();
+        g.bench_function(format!("{}/load_jpeg_checked", b.name), |x| {
+            x.iter(|| Frame::from_bytes(black_box(&bytes), std::path::Path::new("bench.jpg")).expect("load"))
+        });
+        g.bench_function(format!("{}/jpeg_code_walk", b.name), |x| x.iter(|| boardcall::frame::jpeg_scan::check(black_box(&bytes)).expect("whole")));
+    }
+    g.finish();
+
     let mut g = group(c, "locate_from_scratch_1920x1080", 5);
     for b in &benches {
         g.bench_function(b.name, |x| {

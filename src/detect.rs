@@ -274,6 +274,12 @@ const COVER_SLACK: f64 = 1.25;
 /// thin run) makes the frame need review: a quarter of a piece is more than
 /// glare fringes or a shadow's tint leave, and less than a half-hidden piece.
 const UNACCOUNTED_AREA_FRACTION: f64 = 0.25;
+
+/// A team's colour over more of the view than this many of its pieces cover is not pieces: no game puts more than 30
+/// of a kind in play (sjoelen's discs; a team has 4 weights or 5 washers). A colour cast, a cloth of the team's
+/// colour, or a damaged frame: the colour is reported as unexplained (review) instead of fitted blob by blob, which
+/// would also take a fit for every piece-sized part of it.
+const MAX_PIECES_OF_ONE_COLOUR: f64 = 40.0;
 /// A washer seen down a cup may show only this fraction of its area (the rim
 /// hides the rest from an oblique camera); less is treated as noise.
 const MIN_CUP_AREA_FRACTION: f64 = 0.1;
@@ -656,11 +662,29 @@ impl Detector {
             self.account_for_colour(0, None, &mut out);
             return Ok(out);
         }
+        let piece_area = std::f64::consts::PI * self.shape.radius_mm.powi(2);
+        let mut flooded = vec![false; teams.len()];
         for (k, team) in teams.iter().enumerate() {
+            let area = set_cells(&self.masks[k]).count() as f64 * self.grid.step * self.grid.step;
+            if area > MAX_PIECES_OF_ONE_COLOUR * piece_area {
+                flooded[k] = true;
+                out.unexplained.push(Unexplained {
+                    kind: self.shape.kind,
+                    team: *team,
+                    centre: self.grid.cell_centre(self.grid.cols as f64 / 2.0, self.grid.rows as f64 / 2.0),
+                    area_mm2: area,
+                    reason: format!(
+                        "{:.0} pieces' worth of this team's colour, more than any game puts in play: a colour cast, a cloth \
+                         or a damaged frame; not read as pieces",
+                        area / piece_area
+                    ),
+                });
+                continue;
+            }
             self.detect_class(frame, k, *team, &mut out);
         }
         self.settle_cups(frame, &mut out);
-        for (k, team) in teams.iter().enumerate() {
+        for (k, team) in teams.iter().enumerate().filter(|(k, _)| !flooded[*k]) {
             self.account_for_colour(k, *team, &mut out);
         }
         Ok(out)
