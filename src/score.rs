@@ -344,7 +344,8 @@ impl Session {
         }
         // Teams on shuffleboards and washer boards are told apart by colour; sjoelen discs are not.
         let needs_colour = !matches!(self.board.layout, Layout::Sjoelbak(_));
-        let problems = crate::frame::quality::Quality::measure(frame)?.problems(needs_colour);
+        let quality = crate::frame::quality::Quality::measure(frame)?;
+        let problems = quality.problems(needs_colour);
         if !problems.is_empty() {
             return Err(ScoreError::Unreadable { reasons: problems });
         }
@@ -353,7 +354,7 @@ impl Session {
         let detections = self.detect(&view)?;
         let board = &self.board;
         let pieces = call_detections(board, &detections, foul, pose.position_sigma_mm);
-        let mut reasons = Vec::new();
+        let mut reasons = quality.doubts();
         for p in pieces.iter().filter(|p| p.review) {
             reasons.push(match &p.doubt {
                 Some(d) => format!("{}: {d}", p.id),

@@ -496,3 +496,4 @@ mod whole_files {
         eprintln!("{} whole JPEG files accepted", files.len());
     }
 }
+
