@@ -194,6 +194,18 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         #[arg(long)]
         no_model: bool,
     },
+    /// Measure localisation alone: locate the board with no hint in every scene under DIR
+    /// (this project's fixtures, or scenes with `truth.json` holding `camera_pose`) and
+    /// compare with the true pose: corner error (px), board-position error against the
+    /// reported sigma, time.
+    #[command(name = "eval-locate")]
+    EvalLocate {
+        /// The folder of scenes (searched recursively).
+        dir: std::path::PathBuf,
+        /// Print the full report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the built-in boards.
     Boards,
     /// Score a whole game from an event log (JSON, see docs/events.md): the result after
@@ -601,6 +613,20 @@ fn run(cli: Cli) -> Result<()> {
                 say!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 say_raw!("{}", boardcall::eval::render_text(&report));
+            }
+        }
+        Command::EvalLocate { dir, json } => {
+            let report = boardcall::eval::locate::evaluate_locate(&dir, &boardcall::locate::LocateConfig::default(), |o| {
+                if !json {
+                    use std::io::Write;
+                    // A closed pipe ends the listing; the summary below reports it.
+                    let _ = writeln!(std::io::stdout().lock(), "{}", boardcall::eval::locate::outcome_line(o));
+                }
+            })?;
+            if json {
+                say!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                say_raw!("{}", boardcall::eval::locate::render_text(&report));
             }
         }
         Command::Game { rules, options, events } => {

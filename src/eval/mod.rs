@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub mod locate;
+
 /// A detection within this distance (mm) of a truth piece of the same team is
 /// that piece: far more than any measurement error, far less than the 52 mm
 /// smallest distance between two pieces' centres.

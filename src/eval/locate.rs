@@ -1,0 +1,301 @@
+//! Evaluation of the `Undistorted -> BoardPose` stage alone: locates the board
+//! in every scene of a folder with no hint and compares the pose with the true one
+//! where it matters (the image positions of the board's corners and the board
+//! positions of what the camera sees), and the reported uncertainty with the error.
+//!
+//! Reads two layouts of a scene folder: this project's fixtures (`truth.json`
+//! format 1, `camera.yaml`) and the external renders' (`truth.json` with
+//! `camera_pose.R_board_to_cam` and `t_mm`, `camera.yaml`, `image.jpg`).
+
+use crate::board::Board;
+use crate::camera::{Camera, CameraPose};
+use crate::frame::Frame;
+use crate::geom::{BoardPoint3, PixelPoint};
+use crate::locate::{LocateConfig, Locator};
+use crate::undistort::{UndistortConfig, Undistorter};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A located corner this far (px) from the true pose's projection misses (issue 13's bar).
+pub const MAX_CORNER_ERROR_PX: f64 = 1.5;
+/// Board points are compared on a grid this fine, mm: fine enough that the worst
+/// visible point is within a few mm of a grid point on every board.
+const GRID_STEP_MM: f64 = 25.0;
+/// The reported sigma covers the error when the error is at most this many sigmas.
+pub const SIGMA_COVERAGE: f64 = 3.0;
+
+/// A scene's truth as far as localisation needs it.
+#[derive(Debug, Clone)]
+pub struct LocateScene {
+    pub dir: PathBuf,
+    pub board: Board,
+    pub camera: Camera,
+    pub image: PathBuf,
+    pub pose: CameraPose,
+}
+
+/// Errors reading a scene folder.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Truth { path: PathBuf, message: String },
+    #[error(transparent)]
+    Board(#[from] crate::board::BoardError),
+    #[error(transparent)]
+    Camera(#[from] crate::camera::CameraError),
+    #[error(transparent)]
+    Fixture(#[from] crate::fixture::FixtureError),
+}
+
+#[derive(Deserialize)]
+struct ExternalTruth {
+    board: String,
+    #[serde(default = "default_image")]
+    image: String,
+    #[serde(default = "default_camera")]
+    camera: String,
+    camera_pose: ExternalPose,
+}
+
+#[derive(Deserialize)]
+struct ExternalPose {
+    #[serde(rename = "R_board_to_cam")]
+    r: [[f64; 3]; 3],
+    t_mm: [f64; 3],
+}
+
+fn default_image() -> String {
+    "image.jpg".into()
+}
+fn default_camera() -> String {
+    "camera.yaml".into()
+}
+
+impl LocateScene {
+    /// Reads a scene folder of either layout.
+    pub fn load(dir: &Path) -> Result<LocateScene, SceneError> {
+        let path = dir.join(crate::fixture::TRUTH_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|source| SceneError::Io { path: path.clone(), source })?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| SceneError::Truth { path: path.clone(), message: e.to_string() })?;
+        if value.get("camera_pose").is_some() {
+            let t: ExternalTruth = serde_json::from_value(value).map_err(|e| SceneError::Truth { path: path.clone(), message: e.to_string() })?;
+            let pose = CameraPose { rotation: t.camera_pose.r, translation: t.camera_pose.t_mm };
+            return Ok(LocateScene { dir: dir.to_path_buf(), board: Board::load(&t.board)?, camera: Camera::load(&dir.join(&t.camera))?, image: dir.join(&t.image), pose });
+        }
+        let fx = crate::fixture::Fixture::load(dir)?;
+        let pose = CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec);
+        let board = Board::load(&fx.truth.board)?;
+        Ok(LocateScene { dir: dir.to_path_buf(), board, camera: fx.camera, image: dir.join(&fx.truth.image), pose })
+    }
+}
+
+/// One scene's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocateOutcome {
+    pub scene: String,
+    pub board: String,
+    /// `located`, `refused` (the stage said no) or `error` (the scene could not be run).
+    pub status: String,
+    /// The refusal's or error's message.
+    pub reason: Option<String>,
+    /// Surface corners the true pose puts in the image.
+    pub corners_in_view: usize,
+    /// Largest image distance between where the true and the located pose put
+    /// those corners (or, with none in view, the visible ends of the surface's
+    /// sides), raw-image px.
+    pub corner_error_px: Option<f64>,
+    /// Largest board-plane error over the visible surface: a pixel of a true
+    /// surface point back-projected with the located pose, mm.
+    pub position_error_mm: Option<f64>,
+    pub position_sigma_mm: Option<f64>,
+    pub time_ms: f64,
+}
+
+impl LocateOutcome {
+    /// Located with every corner within [`MAX_CORNER_ERROR_PX`].
+    pub fn passes(&self) -> bool {
+        self.status == "located" && self.corner_error_px.is_some_and(|e| e <= MAX_CORNER_ERROR_PX)
+    }
+    /// The reported sigma covers the measured error.
+    pub fn sigma_covers(&self) -> Option<bool> {
+        Some(self.position_error_mm? <= SIGMA_COVERAGE * self.position_sigma_mm?)
+    }
+}
+
+fn in_image(cam: &Camera, p: PixelPoint) -> bool {
+    p.u >= 0.0 && p.v >= 0.0 && p.u <= cam.image_width as f64 - 1.0 && p.v <= cam.image_height as f64 - 1.0
+}
+
+/// The surface points compared: its corners in view, else the visible ends of its long sides.
+fn corner_points(board: &Board, cam: &Camera, truth: &CameraPose) -> (usize, Vec<BoardPoint3>) {
+    let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
+    let corners: Vec<BoardPoint3> = [(-hw, 0.0), (hw, 0.0), (-hw, len), (hw, len)]
+        .into_iter()
+        .map(|(x, y)| BoardPoint3::new(x, y, 0.0))
+        .filter(|p| truth.project(cam, *p).is_some_and(|q| in_image(cam, q)))
+        .collect();
+    if !corners.is_empty() {
+        return (corners.len(), corners);
+    }
+    let mut ends = Vec::new();
+    for x in [-hw, hw] {
+        let seen: Vec<f64> = grid(len).filter(|&y| truth.project(cam, BoardPoint3::new(x, y, 0.0)).is_some_and(|q| in_image(cam, q))).collect();
+        if let (Some(a), Some(b)) = (seen.first(), seen.last()) {
+            ends.push(BoardPoint3::new(x, *a, 0.0));
+            ends.push(BoardPoint3::new(x, *b, 0.0));
+        }
+    }
+    (0, ends)
+}
+
+fn grid(len: f64) -> impl Iterator<Item = f64> {
+    let n = (len / GRID_STEP_MM).ceil() as usize;
+    (0..=n).map(move |i| len * i as f64 / n as f64)
+}
+
+/// Compares a located pose with the truth: (corner error px, position error mm).
+pub fn pose_errors(board: &Board, cam: &Camera, truth: &CameraPose, found: &CameraPose) -> (Option<f64>, Option<f64>) {
+    let (_, points) = corner_points(board, cam, truth);
+    let corner = points
+        .iter()
+        .map(|p| match (truth.project(cam, *p), found.project(cam, *p)) {
+            (Some(a), Some(b)) => (a.u - b.u).hypot(a.v - b.v),
+            _ => f64::INFINITY,
+        })
+        .reduce(f64::max);
+    let hw = board.surface.half_width();
+    let xs = grid(2.0 * hw).map(|x| x - hw).collect::<Vec<_>>();
+    let mut worst: Option<f64> = None;
+    for y in grid(board.surface.length_mm) {
+        for &x in &xs {
+            let p = BoardPoint3::new(x, y, 0.0);
+            let Some(px) = truth.project(cam, p).filter(|q| in_image(cam, *q)) else { continue };
+            let e = found.back_project(cam, px, 0.0).map_or(f64::INFINITY, |b| (b.x_mm - x).hypot(b.y_mm - y));
+            worst = Some(worst.map_or(e, |w: f64| w.max(e)));
+        }
+    }
+    (corner, worst)
+}
+
+/// Locates the board in one scene.
+pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig) -> LocateOutcome {
+    let name = scene.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (corners_in_view, _) = corner_points(&scene.board, &scene.camera, &scene.pose);
+    let mut out = LocateOutcome {
+        scene: name,
+        board: scene.board.name.clone(),
+        status: "error".into(),
+        reason: None,
+        corners_in_view,
+        corner_error_px: None,
+        position_error_mm: None,
+        position_sigma_mm: None,
+        time_ms: 0.0,
+    };
+    let frame = match Frame::load(&scene.image) {
+        Ok(f) => f,
+        Err(e) => {
+            out.reason = Some(e.to_string());
+            return out;
+        }
+    };
+    let start = Instant::now();
+    let result = Undistorter::new(scene.camera, UndistortConfig::default())
+        .and_then(|mut u| u.run(&frame))
+        .map_err(crate::locate::LocateError::from)
+        .and_then(|und| Locator::new(&scene.board, cfg.clone()).run(&und));
+    out.time_ms = start.elapsed().as_secs_f64() * 1e3;
+    match result {
+        Ok(bp) => {
+            let (c, p) = pose_errors(&scene.board, &scene.camera, &scene.pose, &bp.pose);
+            out.status = "located".into();
+            out.corner_error_px = c;
+            out.position_error_mm = p;
+            out.position_sigma_mm = Some(bp.position_sigma_mm);
+        }
+        Err(e) => {
+            out.status = if e.is_refusal() { "refused".into() } else { "error".into() };
+            out.reason = Some(e.to_string());
+        }
+    }
+    out
+}
+
+/// The whole folder's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocateReport {
+    pub scenes: Vec<LocateOutcome>,
+    pub located: usize,
+    /// Located with every corner within [`MAX_CORNER_ERROR_PX`].
+    pub within_bar: usize,
+    /// Located scenes whose error is at most [`SIGMA_COVERAGE`] reported sigmas.
+    pub sigma_covered: usize,
+    pub median_time_ms: f64,
+    pub max_time_ms: f64,
+}
+
+/// Locates every scene under `dir` (either layout), with a progress line per scene on `progress`.
+pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, mut progress: impl FnMut(&LocateOutcome)) -> Result<LocateReport, super::EvalError> {
+    let dirs = crate::fixture::list(dir)?;
+    if dirs.is_empty() {
+        return Err(super::EvalError::Empty { dir: dir.to_path_buf() });
+    }
+    let mut scenes = Vec::with_capacity(dirs.len());
+    for d in &dirs {
+        let outcome = match LocateScene::load(d) {
+            Ok(scene) => run_scene(&scene, cfg),
+            Err(e) => LocateOutcome {
+                scene: d.display().to_string(),
+                board: String::new(),
+                status: "error".into(),
+                reason: Some(e.to_string()),
+                corners_in_view: 0,
+                corner_error_px: None,
+                position_error_mm: None,
+                position_sigma_mm: None,
+                time_ms: 0.0,
+            },
+        };
+        progress(&outcome);
+        scenes.push(outcome);
+    }
+    let mut times: Vec<f64> = scenes.iter().filter(|s| s.status != "error").map(|s| s.time_ms).collect();
+    times.sort_by(f64::total_cmp);
+    Ok(LocateReport {
+        located: scenes.iter().filter(|s| s.status == "located").count(),
+        within_bar: scenes.iter().filter(|s| s.passes()).count(),
+        sigma_covered: scenes.iter().filter(|s| s.sigma_covers() == Some(true)).count(),
+        median_time_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
+        max_time_ms: times.last().copied().unwrap_or(0.0),
+        scenes,
+    })
+}
+
+/// One line per scene, for the terminal.
+pub fn outcome_line(s: &LocateOutcome) -> String {
+    let f = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    format!(
+        "{:<40} {:<18} {:<8} corners {} err {:>6} px  pos {:>6} mm  sigma {:>6} mm  {:>6.0} ms{}",
+        s.scene,
+        s.board,
+        s.status,
+        s.corners_in_view,
+        f(s.corner_error_px, 2),
+        f(s.position_error_mm, 2),
+        f(s.position_sigma_mm, 2),
+        s.time_ms,
+        s.reason.as_deref().map(|r| format!("  ({r})")).unwrap_or_default()
+    )
+}
+
+/// The summary, for the terminal.
+pub fn render_text(r: &LocateReport) -> String {
+    let n = r.scenes.len();
+    format!(
+        "{} scenes: located {}, within {MAX_CORNER_ERROR_PX} px {}, error within {SIGMA_COVERAGE} sigma {} of {} located; time median {:.0} ms, max {:.0} ms\n",
+        n, r.located, r.within_bar, r.sigma_covered, r.located, r.median_time_ms, r.max_time_ms
+    )
+}
