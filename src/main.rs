@@ -205,6 +205,10 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         /// Print the full report as JSON.
         #[arg(long)]
         json: bool,
+        /// Write a picture per scene into this folder: the located (or best refused)
+        /// model, green where the image confirms it, red where not; the truth in blue.
+        #[arg(long)]
+        overlays: Option<std::path::PathBuf>,
     },
     /// List the built-in boards.
     Boards,
@@ -615,8 +619,11 @@ fn run(cli: Cli) -> Result<()> {
                 say_raw!("{}", boardcall::eval::render_text(&report));
             }
         }
-        Command::EvalLocate { dir, json } => {
-            let report = boardcall::eval::locate::evaluate_locate(&dir, &boardcall::locate::LocateConfig::default(), |o| {
+        Command::EvalLocate { dir, json, overlays } => {
+            if let Some(o) = &overlays {
+                std::fs::create_dir_all(o).with_context(|| format!("creating {}", o.display()))?;
+            }
+            let report = boardcall::eval::locate::evaluate_locate(&dir, &boardcall::locate::LocateConfig::default(), overlays.as_deref(), |o| {
                 if !json {
                     use std::io::Write;
                     // A closed pipe ends the listing; the summary below reports it.

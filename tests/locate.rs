@@ -265,3 +265,38 @@ fn hand_picked_points_give_the_pose_and_a_mistyped_one_is_refused() {
         assert!(matches!(locate::locate_from_points(&board, &f.camera, few, &LocateConfig::default()), Err(LocateError::TooFewPoints { .. })));
     }
 }
+
+/// `eval-locate` reads a scene in the external renders' layout (`camera_pose` as
+/// `R_board_to_cam`, `t_mm`) as the same scene in ours, and its measures are right:
+/// zero against itself, the shift's size for a shifted pose, a located pose within
+/// the 1.5 px.
+#[test]
+fn eval_locate_reads_both_layouts_and_measures_the_pose() {
+    use boardcall::eval::locate::{pose_errors, run_scene, LocateScene, MAX_CORNER_ERROR_PX};
+    let f = &one_per_board()[0];
+    let ours = LocateScene::load(&f.dir).unwrap();
+    let dir = std::env::temp_dir().join(format!("boardcall-eval-locate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in [&f.truth.image, &f.truth.camera.intrinsics_file] {
+        std::fs::copy(f.dir.join(file), dir.join(if file == &f.truth.image { "image.jpg" } else { "camera.yaml" })).unwrap();
+    }
+    let truth = serde_json::json!({
+        "board": f.truth.board,
+        "camera_pose": { "R_board_to_cam": ours.pose.rotation, "t_mm": ours.pose.translation },
+    });
+    std::fs::write(dir.join("truth.json"), truth.to_string()).unwrap();
+    let theirs = LocateScene::load(&dir).unwrap();
+    let (corner, position) = pose_errors(&theirs.board, &theirs.camera, &ours.pose, &theirs.pose);
+    // Both read the same numbers: only rounding separates them.
+    assert!(corner.unwrap() < 1e-6 && position.unwrap() < 1e-6, "{corner:?} {position:?}");
+    // Moving the camera 2 mm sideways moves the board in the image and on the board.
+    let mut shifted = ours.pose;
+    shifted.translation[0] += 2.0;
+    let (corner, position) = pose_errors(&ours.board, &ours.camera, &ours.pose, &shifted);
+    assert!(corner.unwrap() > 0.5 && (position.unwrap() - 2.0).abs() < 0.5, "{corner:?} {position:?}");
+    let outcome = run_scene(&theirs, &LocateConfig::default(), Some(&dir.join("overlay.png")));
+    assert!(outcome.passes(), "{outcome:?}");
+    assert!(outcome.corner_error_px.unwrap() <= MAX_CORNER_ERROR_PX);
+    assert!(Frame::load(&dir.join("overlay.png")).is_ok(), "the overlay is a readable picture");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -180,8 +180,10 @@ pub fn pose_errors(board: &Board, cam: &Camera, truth: &CameraPose, found: &Came
     (corner, worst)
 }
 
-/// Locates the board in one scene.
-pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig) -> LocateOutcome {
+/// Locates the board in one scene; with `overlay`, writes there the undistorted
+/// frame with the located (or best refused) pose's model, green where the image
+/// confirms it and red where not, and the true surface outline and lines in blue.
+pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&Path>) -> LocateOutcome {
     let name = scene.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let (corners_in_view, _) = corner_points(&scene.board, &scene.camera, &scene.pose);
     let mut out = LocateOutcome {
@@ -203,11 +205,22 @@ pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig) -> LocateOutcome {
         }
     };
     let start = Instant::now();
-    let result = Undistorter::new(scene.camera, UndistortConfig::default())
-        .and_then(|mut u| u.run(&frame))
-        .map_err(crate::locate::LocateError::from)
-        .and_then(|und| Locator::new(&scene.board, cfg.clone()).run(&und));
+    let mut locator = Locator::new(&scene.board, cfg.clone());
+    let und = match Undistorter::new(scene.camera, UndistortConfig::default()).and_then(|mut u| u.run(&frame)) {
+        Ok(u) => u,
+        Err(e) => {
+            out.reason = Some(e.to_string());
+            return out;
+        }
+    };
+    let result = locator.run(&und);
     out.time_ms = start.elapsed().as_secs_f64() * 1e3;
+    if let Some(path) = overlay {
+        let shown = result.as_ref().ok().map(|b| b.pose).or(locator.last_candidate());
+        if let Err(e) = write_overlay(&mut locator, &und, shown, &scene.pose, path) {
+            out.reason = Some(format!("overlay not written: {e}"));
+        }
+    }
     match result {
         Ok(bp) => {
             let (c, p) = pose_errors(&scene.board, &scene.camera, &scene.pose, &bp.pose);
@@ -224,6 +237,29 @@ pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig) -> LocateOutcome {
     out
 }
 
+/// The undistorted frame with `shown`'s model checked against the image and the truth's outline.
+fn write_overlay(locator: &mut Locator, und: &crate::frame::Undistorted, shown: Option<CameraPose>, truth: &CameraPose, path: &Path) -> Result<(), crate::locate::LocateError> {
+    use opencv::core::{Point, Scalar};
+    use opencv::imgproc;
+    let mut img = match shown {
+        Some(p) => locator.overlay(und, &p)?,
+        None => und.image.clone(),
+    };
+    let cam = &und.camera;
+    let blue = Scalar::new(255.0, 64.0, 0.0, 0.0);
+    for edge in &locator.model().edges {
+        let crate::locate::EdgeShape::Segment { a, b } = edge.shape else { continue };
+        if a.z_mm != 0.0 || b.z_mm != 0.0 {
+            continue;
+        }
+        let (Some(pa), Some(pb)) = (truth.project(cam, a), truth.project(cam, b)) else { continue };
+        let pt = |p: PixelPoint| Point::new(p.u.round() as i32, p.v.round() as i32);
+        imgproc::line(&mut img, pt(pa), pt(pb), blue, 1, imgproc::LINE_AA, 0).map_err(|source| crate::locate::LocateError::OpenCv { context: "overlay".into(), source })?;
+    }
+    crate::frame::write_png(&img, path)?;
+    Ok(())
+}
+
 /// The whole folder's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct LocateReport {
@@ -238,7 +274,8 @@ pub struct LocateReport {
 }
 
 /// Locates every scene under `dir` (either layout), with a progress line per scene on `progress`.
-pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, mut progress: impl FnMut(&LocateOutcome)) -> Result<LocateReport, super::EvalError> {
+/// With `overlays`, writes one picture per scene there, named after the scene (see [`run_scene`]).
+pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, overlays: Option<&Path>, mut progress: impl FnMut(&LocateOutcome)) -> Result<LocateReport, super::EvalError> {
     let dirs = crate::fixture::list(dir)?;
     if dirs.is_empty() {
         return Err(super::EvalError::Empty { dir: dir.to_path_buf() });
@@ -246,7 +283,11 @@ pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, mut progress: impl FnMut(
     let mut scenes = Vec::with_capacity(dirs.len());
     for d in &dirs {
         let outcome = match LocateScene::load(d) {
-            Ok(scene) => run_scene(&scene, cfg),
+            Ok(scene) => {
+                let name = d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "scene".into());
+                let path = overlays.map(|o| o.join(format!("{name}.png")));
+                run_scene(&scene, cfg, path.as_deref())
+            }
             Err(e) => LocateOutcome {
                 scene: d.display().to_string(),
                 board: String::new(),
