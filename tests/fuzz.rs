@@ -19,7 +19,7 @@ use boardcall::score::{score_frame, PoseInput, Session};
 use opencv::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The bounds for any one input.
@@ -124,11 +124,18 @@ fn check_memory(target: &str) {
     eprintln!("{target}: peak memory so far {} MB", peak >> 20);
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("boardcall-fuzz-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(test: &str) -> Scratch {
+    Scratch(tempfile::Builder::new().prefix(&format!("boardcall-fuzz-{test}-")).tempdir().expect("a scratch folder"))
+}
+
+/// A scratch folder removed when the test ends (kept as a path for the calls that take one).
+struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
 }
 
 /// A frame's calls, as compared between the undamaged and a mutated frame.

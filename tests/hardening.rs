@@ -28,11 +28,18 @@ fn fixture(name: &str) -> Fixture {
 }
 
 /// A scratch folder of this test's own.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("boardcall-hardening-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(test: &str) -> Scratch {
+    Scratch(tempfile::Builder::new().prefix(&format!("boardcall-hardening-{test}-")).tempdir().expect("a scratch folder"))
+}
+
+/// A scratch folder removed when the test ends (kept as a path for the calls that take one).
+struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
 }
 
 /// Runs the binary; its exit code and standard error.
