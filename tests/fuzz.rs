@@ -9,6 +9,8 @@
 //!
 //!     BOARDCALL_FUZZ_CASES=10000 cargo test --release --test fuzz -- --nocapture --test-threads 1
 
+mod common;
+use common::Scratch;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
 use boardcall::camera::{Camera, CameraPose};
@@ -125,17 +127,7 @@ fn check_memory(target: &str) {
 }
 
 fn scratch(test: &str) -> Scratch {
-    Scratch(tempfile::Builder::new().prefix(&format!("boardcall-fuzz-{test}-")).tempdir().expect("a scratch folder"))
-}
-
-/// A scratch folder removed when the test ends (kept as a path for the calls that take one).
-struct Scratch(tempfile::TempDir);
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        self.0.path()
-    }
+    common::scratch("fuzz", test)
 }
 
 /// A frame's calls, as compared between the undamaged and a mutated frame.

@@ -3,6 +3,8 @@
 //!
 //! Exit codes: 2 usage, 3 invalid input, 4 refused (no trustworthy result), 5 output not written.
 
+mod common;
+use common::Scratch;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
 use boardcall::camera::CameraPose;
@@ -29,17 +31,7 @@ fn fixture(name: &str) -> Fixture {
 
 /// A scratch folder of this test's own.
 fn scratch(test: &str) -> Scratch {
-    Scratch(tempfile::Builder::new().prefix(&format!("boardcall-hardening-{test}-")).tempdir().expect("a scratch folder"))
-}
-
-/// A scratch folder removed when the test ends (kept as a path for the calls that take one).
-struct Scratch(tempfile::TempDir);
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        self.0.path()
-    }
+    common::scratch("hardening", test)
 }
 
 /// Runs the binary; its exit code and standard error.

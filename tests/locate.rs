@@ -1,5 +1,6 @@
 //! Automatic board localisation on the renderer's fixtures (pose accuracy and refusals), and the manual `--points` fallback.
 
+mod common;
 use boardcall::board::Board;
 use boardcall::camera::{Camera, CameraPose};
 use boardcall::fixture::{self, Fixture};
@@ -275,8 +276,7 @@ fn eval_locate_reads_both_layouts_and_measures_the_pose() {
     use boardcall::eval::locate::{pose_errors, run_scene, LocateScene, MAX_CORNER_ERROR_PX};
     let f = &one_per_board()[0];
     let ours = LocateScene::load(&f.dir).unwrap();
-    let dir = std::env::temp_dir().join(format!("boardcall-eval-locate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("locate", "eval-locate");
     for file in [&f.truth.image, &f.truth.camera.intrinsics_file] {
         std::fs::copy(f.dir.join(file), dir.join(if file == &f.truth.image { "image.jpg" } else { "camera.yaml" })).unwrap();
     }
@@ -298,5 +298,4 @@ fn eval_locate_reads_both_layouts_and_measures_the_pose() {
     assert!(outcome.passes(), "{outcome:?}");
     assert!(outcome.corner_error_px.unwrap() <= MAX_CORNER_ERROR_PX);
     assert!(Frame::load(&dir.join("overlay.png")).is_ok(), "the overlay is a readable picture");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -115,6 +115,21 @@ pub struct LocateOutcome {
 }
 
 impl LocateOutcome {
+    /// A scene not (yet) run: status `error`, nothing measured.
+    fn unmeasured(scene: String, board: String, reason: Option<String>) -> LocateOutcome {
+        LocateOutcome {
+            scene,
+            board,
+            status: "error".into(),
+            reason,
+            corners_in_view: 0,
+            corner_error_px: None,
+            position_error_mm: None,
+            position_sigma_mm: None,
+            time_ms: 0.0,
+        }
+    }
+
     /// Located with every corner within [`MAX_CORNER_ERROR_PX`].
     pub fn passes(&self) -> bool {
         self.status == "located" && self.corner_error_px.is_some_and(|e| e <= MAX_CORNER_ERROR_PX)
@@ -185,18 +200,8 @@ pub fn pose_errors(board: &Board, cam: &Camera, truth: &CameraPose, found: &Came
 /// confirms it and red where not, and the true surface outline and lines in blue.
 pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&Path>) -> LocateOutcome {
     let name = scene.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let (corners_in_view, _) = corner_points(&scene.board, &scene.camera, &scene.pose);
-    let mut out = LocateOutcome {
-        scene: name,
-        board: scene.board.name.clone(),
-        status: "error".into(),
-        reason: None,
-        corners_in_view,
-        corner_error_px: None,
-        position_error_mm: None,
-        position_sigma_mm: None,
-        time_ms: 0.0,
-    };
+    let mut out = LocateOutcome::unmeasured(name, scene.board.name.clone(), None);
+    out.corners_in_view = corner_points(&scene.board, &scene.camera, &scene.pose).0;
     let frame = match Frame::load(&scene.image) {
         Ok(f) => f,
         Err(e) => {
@@ -288,17 +293,7 @@ pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, overlays: Option<&Path>, 
                 let path = overlays.map(|o| o.join(format!("{name}.png")));
                 run_scene(&scene, cfg, path.as_deref())
             }
-            Err(e) => LocateOutcome {
-                scene: d.display().to_string(),
-                board: String::new(),
-                status: "error".into(),
-                reason: Some(e.to_string()),
-                corners_in_view: 0,
-                corner_error_px: None,
-                position_error_mm: None,
-                position_sigma_mm: None,
-                time_ms: 0.0,
-            },
+            Err(e) => LocateOutcome::unmeasured(d.display().to_string(), String::new(), Some(e.to_string())),
         };
         progress(&outcome);
         scenes.push(outcome);

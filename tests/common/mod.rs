@@ -1,0 +1,18 @@
+//! Helpers shared by the integration tests.
+
+use std::path::Path;
+
+/// A scratch folder removed when the test ends (kept as a path for the calls that take one).
+pub struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+/// A scratch folder named after its test file (`suite`) and test, in the system's temporary folder.
+pub fn scratch(suite: &str, test: &str) -> Scratch {
+    Scratch(tempfile::Builder::new().prefix(&format!("boardcall-{suite}-{test}-")).tempdir().expect("a scratch folder"))
+}
