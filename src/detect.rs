@@ -985,7 +985,7 @@ impl Detector {
             // depth: measure it again at that height.
             Layout::Shuffleboard(s) => {
                 if !self.board.surface.contains(fit.footprint.centre) {
-                    let low = z - s.gutter_depth_mm;
+                    let low = z - s.construction.gutter_depth_mm;
                     // The same image outline, one gutter's depth lower.
                     let start = self.along_sight(fit.footprint.centre.at_height(z), low).unwrap_or(fit.footprint.centre);
                     if let Ok(again) = self.fit(frame, Footprint::new(start, fit.footprint.radius_mm), low, class) {
@@ -1004,7 +1004,7 @@ impl Detector {
             Layout::Sjoelbak(s) => {
                 let half = s.partition_width_mm / 2.0 + self.shape.radius_mm;
                 if s.partitions().iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < half) {
-                    let high = crate::render::raycast::SJOEL_PARTITION_HEIGHT_MM + s.disc_thickness_mm;
+                    let high = s.construction.partition_height_mm + s.disc_thickness_mm;
                     let start = self.along_sight(fit.footprint.centre.at_height(z), high).unwrap_or(fit.footprint.centre);
                     if let Ok(up) = self.fit(frame, Footprint::new(start, fit.footprint.radius_mm), high, class) {
                         let r = self.shape.radius_mm;
@@ -1248,7 +1248,7 @@ impl Detector {
         // no call depends on.
         let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
         let in_cup = self.along_sight(seen, bottom_top).and_then(|c| self.hole_under(c, w).map(|hole| (hole, c)));
-        let ground_top = -w.stand_height_mm + w.washer_thickness_mm;
+        let ground_top = -w.construction.stand_height_mm + w.washer_thickness_mm;
         let on_ground = self.along_sight(seen, ground_top).filter(|c| !self.board.surface.contains(*c));
         enum Rest {
             Surface,
@@ -1411,7 +1411,7 @@ impl Detector {
     fn measure_ground(&self, frame: &ColourView, near: BoardPoint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let w = self.board.washer().expect("the ground is measured on washer boards");
         let r = self.shape.radius_mm;
-        let ground_top = -w.stand_height_mm + w.washer_thickness_mm;
+        let ground_top = -w.construction.stand_height_mm + w.washer_thickness_mm;
         let centre = self.along_sight(near.at_height(self.shape.top_z_mm), ground_top).unwrap_or(near);
         // Clear of the board: the footprint's centre lies beyond the surface's edge.
         let fit = self

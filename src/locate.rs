@@ -302,9 +302,6 @@ fn clear_spans(len: f64, mut blocked: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 // out of the model, the moving-edges search latches onto them (a wall's outer top
 // edge read as its inner one puts the camera 4 % too close). They are outline edges
 // (symmetric, not identifying) and their solids hide what is behind them.
-use crate::render::raycast::{
-    SHUFFLE_RAIL_HEIGHT_MM, SHUFFLE_RAIL_WIDTH_MM, SHUFFLE_TABLE_DEPTH_MM, SJOEL_FLOOR_THICKNESS_MM, SJOEL_PARTITION_HEIGHT_MM, SJOEL_WALL_THICKNESS_MM,
-};
 
 /// The four sides of the horizontal rectangle `lo..hi` at height `z`, as outline edges.
 fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi: [f64; 2], z: f64) {
@@ -362,8 +359,8 @@ impl BoardModel {
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: cross });
                 // The table: the surface slab, the gutter trough `d` deep and `g` wide
                 // all round, and rails beyond it standing `rh` above the surface.
-                let (g, d) = (s.gutter_width_mm, s.gutter_depth_mm);
-                let (rw, rh, bottom) = (SHUFFLE_RAIL_WIDTH_MM, SHUFFLE_RAIL_HEIGHT_MM, -SHUFFLE_TABLE_DEPTH_MM);
+                let (g, d) = (s.construction.gutter_width_mm, s.construction.gutter_depth_mm);
+                let (rw, rh, bottom) = (s.construction.rail_width_mm, s.construction.rail_height_mm, -s.construction.table_depth_mm);
                 let (x0, x1) = (hw + g, hw + g + rw);
                 occluders.push(Occluder { min: [-hw, 0.0, bottom], max: [hw, len, 0.0] });
                 occluders.push(Occluder { min: [x0, -g - rw, bottom], max: [x1, len + g + rw, rh] });
@@ -376,8 +373,8 @@ impl BoardModel {
                 box_edges(&mut edges, "rail outer top", [-x1, -g - rw], [x1, len + g + rw], rh);
             }
             Layout::Sjoelbak(s) => {
-                let wh = s.wall_height_mm;
-                let (t, fl) = (SJOEL_WALL_THICKNESS_MM, SJOEL_FLOOR_THICKNESS_MM);
+                let wh = s.construction.wall_height_mm;
+                let (t, fl) = (s.construction.wall_thickness_mm, s.construction.floor_board_thickness_mm);
                 edges.push(outline("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh)));
                 edges.push(outline("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh)));
                 // The top of the back wall's inner face.
@@ -405,7 +402,7 @@ impl BoardModel {
                 occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [-hw, len, wh] });
                 occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [hw + t, 0.0, wh] });
                 // The partitions: low dividers from the back wall to the gate bar.
-                let (ph, half) = (SJOEL_PARTITION_HEIGHT_MM, s.partition_width_mm / 2.0);
+                let (ph, half) = (s.construction.partition_height_mm, s.partition_width_mm / 2.0);
                 for x in s.partitions() {
                     occluders.push(Occluder { min: [x - half, 0.0, 0.0], max: [x + half, s.gate_back_mm, ph] });
                     for xx in [x - half, x + half] {

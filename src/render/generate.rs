@@ -10,7 +10,7 @@ use crate::fixture;
 use crate::geom::{BoardPoint3, PixelPoint};
 use crate::piece::{PieceId, PieceKind, Team};
 use crate::render::plan::pixel_in_frame;
-use crate::render::raycast::{washer_ground_z, SJOEL_PARTITION_HEIGHT_MM};
+use crate::render::raycast::washer_ground_z;
 use crate::render::scene::{
     piece_radius, piece_thickness, Appearance, CameraSpec, Effects, Light, LoadedScene, PieceSpec, PoseSpec, Scene, SCENE_FORMAT,
 };
@@ -177,8 +177,8 @@ fn team_for(i: usize) -> Team {
 
 fn shuffle_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
     let s = board.shuffleboard().expect("a shuffleboard");
-    let (hw, r, g, h) = (board.surface.half_width(), s.weight_diameter_mm / 2.0, s.gutter_width_mm, s.weight_height_mm);
-    let gutter_z = -s.gutter_depth_mm + h / 2.0;
+    let (hw, r, g, h) = (board.surface.half_width(), s.weight_diameter_mm / 2.0, s.construction.gutter_width_mm, s.weight_height_mm);
+    let gutter_z = -s.construction.gutter_depth_mm + h / 2.0;
     let mut pl = Placer { board, pieces: Vec::new(), next: [0; 3] };
     let mut t = rng.random_range(0..2usize);
     let mut team = || {
@@ -373,7 +373,7 @@ fn sjoel_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
             let p = partitions[rng.random_range(0..partitions.len())];
             let x = p + rng.random_range(-half_wall..half_wall);
             let y = rng.random_range(r + 2.0..s.gate_back_mm - r - 2.0);
-            pl.push(PieceKind::Disc, None, x, y, Some(SJOEL_PARTITION_HEIGHT_MM + th / 2.0), 0.0, 0.0);
+            pl.push(PieceKind::Disc, None, x, y, Some(s.construction.partition_height_mm + th / 2.0), 0.0, 0.0);
         }
         other => unreachable!("{other:?} is not a sjoelbak case"),
     }
@@ -407,7 +407,7 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
     let hw = board.surface.half_width();
     // Region of interest on the board plane: the scoring end (or the whole board for washers).
     let (mut x0, mut x1, mut y0, mut y1) = match &board.layout {
-        Layout::Shuffleboard(s) => (-hw - s.gutter_width_mm, hw + s.gutter_width_mm, -s.gutter_width_mm, s.lines.deuce_line_mm + 150.0),
+        Layout::Shuffleboard(s) => (-hw - s.construction.gutter_width_mm, hw + s.construction.gutter_width_mm, -s.construction.gutter_width_mm, s.lines.deuce_line_mm + 150.0),
         Layout::Washer(_) => (-hw, hw, 0.0, board.surface.length_mm),
         Layout::Sjoelbak(s) => (-hw - 15.0, hw + 15.0, -15.0, s.gate_front_mm + 200.0),
     };

@@ -1,8 +1,9 @@
-//! The renderer's 3D scene and analytic ray intersection: board slabs with holes,
-//! cups, gutters, rails, walls, gate bar, partitions, and every piece as a solid
-//! (a weight or disc is a cylinder, a washer an annular prism), in board millimetres.
+//! The renderer's 3D scene and analytic ray intersection: the board's solids
+//! ([`crate::board::Solids`]: slabs with holes, cups, gutters, rails, walls, gate bar,
+//! partitions, the floor) and every piece as a solid (a weight or disc is a cylinder,
+//! a washer an annular prism), in board millimetres.
 
-use crate::board::{Board, Layout};
+use crate::board::{Board, Layout, Part};
 use crate::piece::PieceKind;
 use crate::render::scene::{piece_radius, piece_thickness, PieceSpec};
 
@@ -13,23 +14,9 @@ pub type V3 = [f64; 3];
 /// noise at millimetre scale is ~1e-12 mm; 1e-6 mm is far above it and far below a pixel).
 pub const RAY_EPSILON_MM: f64 = 1e-6;
 
-/// Shuffleboard table: the gutter trough and rails extend this far below the surface.
-pub const SHUFFLE_TABLE_DEPTH_MM: f64 = 120.0;
-/// Shuffleboard rails (beyond the gutters): width, and height above the playing surface.
-pub const SHUFFLE_RAIL_WIDTH_MM: f64 = 70.0;
-pub const SHUFFLE_RAIL_HEIGHT_MM: f64 = 20.0;
-/// The room floor under a shuffleboard table (a typical 30 in table height).
-pub const SHUFFLE_FLOOR_Z_MM: f64 = -760.0;
-/// Sjoelbak: the wall thickness (chosen) and the thickness of its floor board.
-pub const SJOEL_WALL_THICKNESS_MM: f64 = 15.0;
-pub const SJOEL_FLOOR_THICKNESS_MM: f64 = 20.0;
-/// Sjoelbak partitions between compartments are low dividers (chosen: no source)
-/// that a disc can come to rest on.
-pub const SJOEL_PARTITION_HEIGHT_MM: f64 = 20.0;
-
 /// Where a washer lying flat on the ground beside its board has its centre.
 pub fn washer_ground_z(w: &crate::board::WasherBoard) -> f64 {
-    -w.stand_height_mm + w.washer_thickness_mm / 2.0
+    -w.construction.stand_height_mm + w.washer_thickness_mm / 2.0
 }
 
 /// What a ray hit: the surface's material and identity.
@@ -230,10 +217,6 @@ fn unit(v: V3) -> V3 {
     [v[0] / n, v[1] / n, v[2] / n]
 }
 
-fn block(min: V3, max: V3, top: Surface, side: Surface) -> Shape {
-    Shape::Block { b: Aabb { min, max }, top, side, holes: Vec::new() }
-}
-
 /// The local frame of a piece whose top-face normal is `axis`.
 pub(crate) fn frame_for_axis(axis: V3) -> [V3; 3] {
     let helper = if axis[0].abs() < 0.9 { [1.0, 0.0, 0.0] } else { [0.0, 1.0, 0.0] };
@@ -246,78 +229,25 @@ impl World {
     /// The board's geometry and every piece of the scene.
     pub fn build(board: &Board, pieces: &[PieceSpec]) -> World {
         let mut shapes = Vec::new();
-        let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
-        match &board.layout {
-            Layout::Shuffleboard(s) => {
-                let (g, d) = (s.gutter_width_mm, s.gutter_depth_mm);
-                let bottom = -SHUFFLE_TABLE_DEPTH_MM;
-                shapes.push(block([-hw, 0.0, bottom], [hw, len, 0.0], Surface::BoardTop, Surface::BoardEdge));
-                shapes.push(block([-hw - g, -g, bottom], [hw + g, len + g, -d], Surface::Gutter, Surface::Gutter));
-                let (rw, rh) = (SHUFFLE_RAIL_WIDTH_MM, SHUFFLE_RAIL_HEIGHT_MM);
-                let (x0, x1) = (hw + g, hw + g + rw);
-                shapes.push(block([x0, -g - rw, bottom], [x1, len + g + rw, rh], Surface::Rail, Surface::Rail));
-                shapes.push(block([-x1, -g - rw, bottom], [-x0, len + g + rw, rh], Surface::Rail, Surface::Rail));
-                shapes.push(block([-x0, -g - rw, bottom], [x0, -g, rh], Surface::Rail, Surface::Rail));
-                shapes.push(block([-x0, len + g, bottom], [x0, len + g + rw, rh], Surface::Rail, Surface::Rail));
-                shapes.push(Shape::Plane { z: SHUFFLE_FLOOR_Z_MM, surface: Surface::Floor });
-            }
-            Layout::Washer(w) => {
-                let depth = w.cup_depth_mm;
-                let holes = w.holes.iter().map(|h| (h.x_mm, h.y_mm, h.radius())).collect();
-                shapes.push(Shape::Block {
-                    b: Aabb { min: [-hw, 0.0, -w.stand_height_mm], max: [hw, len, 0.0] },
-                    top: Surface::BoardTop,
-                    side: Surface::BoardEdge,
-                    holes,
-                });
-                for (i, h) in w.holes.iter().enumerate() {
-                    let r = h.radius();
-                    shapes.push(Shape::Cup {
-                        b: Aabb { min: [h.x_mm - r, h.y_mm - r, -depth], max: [h.x_mm + r, h.y_mm + r, 0.0] },
-                        hole: i,
-                        cx: h.x_mm,
-                        cy: h.y_mm,
-                        r,
-                        depth,
-                    });
-                }
-                shapes.push(Shape::Plane { z: -w.stand_height_mm, surface: Surface::Floor });
-            }
-            Layout::Sjoelbak(s) => {
-                let (t, fl, wh) = (SJOEL_WALL_THICKNESS_MM, SJOEL_FLOOR_THICKNESS_MM, s.wall_height_mm);
-                shapes.push(block([-hw, 0.0, -fl], [hw, len, 0.0], Surface::BoardTop, Surface::BoardEdge));
-                shapes.push(block([hw, -t, -fl], [hw + t, len, wh], Surface::Wall, Surface::Wall));
-                shapes.push(block([-hw - t, -t, -fl], [-hw, len, wh], Surface::Wall, Surface::Wall));
-                shapes.push(block([-hw, -t, -fl], [hw, 0.0, wh], Surface::Wall, Surface::Wall));
-                // The gate bar between its openings.
-                let mut edges = vec![-hw];
-                for c in &s.compartments {
-                    edges.push(c.x_mm - s.gate_opening_mm / 2.0);
-                    edges.push(c.x_mm + s.gate_opening_mm / 2.0);
-                }
-                edges.push(hw);
-                for pair in edges.chunks(2) {
-                    if pair[1] > pair[0] {
-                        shapes.push(block(
-                            [pair[0], s.gate_back_mm, 0.0],
-                            [pair[1], s.gate_front_mm, wh],
-                            Surface::GateBar,
-                            Surface::GateBar,
-                        ));
-                    }
-                }
-                let half = s.partition_width_mm / 2.0;
-                for p in s.partitions() {
-                    shapes.push(block(
-                        [p - half, 0.0, 0.0],
-                        [p + half, s.gate_back_mm, SJOEL_PARTITION_HEIGHT_MM],
-                        Surface::Partition,
-                        Surface::Partition,
-                    ));
-                }
-                shapes.push(Shape::Plane { z: -fl, surface: Surface::Floor });
-            }
+        let solids = board.solids();
+        let holes: Vec<(f64, f64, f64)> = solids.cups.iter().map(|c| (c.x_mm, c.y_mm, c.radius_mm)).collect();
+        for b in &solids.boxes {
+            let (top, side) = match b.part {
+                Part::Surface => (Surface::BoardTop, Surface::BoardEdge),
+                Part::Gutter => (Surface::Gutter, Surface::Gutter),
+                Part::Rail => (Surface::Rail, Surface::Rail),
+                Part::Wall => (Surface::Wall, Surface::Wall),
+                Part::GateBar => (Surface::GateBar, Surface::GateBar),
+                Part::Partition => (Surface::Partition, Surface::Partition),
+            };
+            let holes = if b.cut_by_cups { holes.clone() } else { Vec::new() };
+            shapes.push(Shape::Block { b: Aabb { min: b.min, max: b.max }, top, side, holes });
         }
+        for c in &solids.cups {
+            let (min, max) = c.bounds();
+            shapes.push(Shape::Cup { b: Aabb { min, max }, hole: c.hole, cx: c.x_mm, cy: c.y_mm, r: c.radius_mm, depth: c.depth_mm });
+        }
+        shapes.push(Shape::Plane { z: solids.floor_z_mm, surface: Surface::Floor });
         for (i, p) in pieces.iter().enumerate() {
             let (Some(h), Some(r)) = (piece_thickness(board, p.kind), piece_radius(board, p.kind)) else {
                 continue;

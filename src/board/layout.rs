@@ -1,0 +1,132 @@
+//! The board's layout by family: what the rules fix (surface lines, holes, compartments,
+//! gate, pieces), each with the construction its maker chose around it.
+
+use super::construction::{ShuffleboardConstruction, SjoelbakConstruction, WasherConstruction};
+use crate::geom::BoardPoint;
+use crate::piece::PieceKind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The lines of a table shuffleboard. Each value is the `y` of a stripe's edge
+/// nearer the target end; the stripe extends `line_width_mm` away from the target.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShuffleLines {
+    pub trey_line_mm: f64,
+    pub deuce_line_mm: f64,
+    pub long_foul_line_mm: f64,
+    pub short_foul_line_mm: f64,
+}
+
+/// A shorter table (9 to 16 ft) described in the same file.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShuffleVariant {
+    pub length_mm: f64,
+    #[serde(flatten)]
+    pub lines: ShuffleLines,
+}
+
+/// Table shuffleboard geometry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shuffleboard {
+    pub line_width_mm: f64,
+    #[serde(flatten)]
+    pub lines: ShuffleLines,
+    pub weight_diameter_mm: f64,
+    pub weight_height_mm: f64,
+    /// Shorter tables, by name (e.g. `12ft`); select with [`super::Board::with_variant`].
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, ShuffleVariant>,
+    /// Gutters, rails, the table's body and the floor below.
+    pub construction: ShuffleboardConstruction,
+}
+
+/// One compartment of a sjoelbak.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compartment {
+    /// Centre of the compartment across the board.
+    pub x_mm: f64,
+    /// Points for a disc in it.
+    pub value: u32,
+}
+
+/// Sjoelbak geometry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sjoelbak {
+    /// Ordered by `x`, ascending; partitions stand midway between neighbours.
+    pub compartments: Vec<Compartment>,
+    pub partition_width_mm: f64,
+    /// The gate bar occupies `gate_back_mm <= y <= gate_front_mm`.
+    pub gate_back_mm: f64,
+    pub gate_front_mm: f64,
+    /// Width of each gate opening, centred on its compartment.
+    pub gate_opening_mm: f64,
+    pub disc_diameter_mm: f64,
+    pub disc_thickness_mm: f64,
+    /// Walls, floor board, partitions' height, the gate bar's build, the floor below.
+    pub construction: SjoelbakConstruction,
+}
+
+impl Sjoelbak {
+    /// The `x` of every partition's centre line, ascending.
+    pub fn partitions(&self) -> Vec<f64> {
+        self.compartments.windows(2).map(|w| (w[0].x_mm + w[1].x_mm) / 2.0).collect()
+    }
+
+    /// The gate openings' edges across the board, `(left, right)` per compartment, ascending.
+    pub fn openings(&self) -> Vec<(f64, f64)> {
+        self.compartments.iter().map(|c| (c.x_mm - self.gate_opening_mm / 2.0, c.x_mm + self.gate_opening_mm / 2.0)).collect()
+    }
+}
+
+/// One hole of a washer board.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hole {
+    pub x_mm: f64,
+    pub y_mm: f64,
+    pub diameter_mm: f64,
+    pub value: u32,
+}
+
+impl Hole {
+    pub fn centre(&self) -> BoardPoint {
+        BoardPoint::new(self.x_mm, self.y_mm)
+    }
+    pub fn radius(&self) -> f64 {
+        self.diameter_mm / 2.0
+    }
+}
+
+/// Washer-board geometry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WasherBoard {
+    pub holes: Vec<Hole>,
+    pub cup_depth_mm: f64,
+    pub washer_outer_diameter_mm: f64,
+    pub washer_inner_diameter_mm: f64,
+    pub washer_thickness_mm: f64,
+    /// The box and the ground it stands on.
+    pub construction: WasherConstruction,
+}
+
+/// A board's layout, by family.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    Shuffleboard(Shuffleboard),
+    Sjoelbak(Sjoelbak),
+    Washer(WasherBoard),
+}
+
+/// The kind and size of the pieces a board is played with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PieceSize {
+    pub kind: PieceKind,
+    /// Outer radius of the footprint.
+    pub radius_mm: f64,
+    /// Height of a piece lying flat (its top face above what it rests on).
+    pub thickness_mm: f64,
+}
