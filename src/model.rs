@@ -540,6 +540,7 @@ mod tests {
             format: SCENE_FORMAT,
             board: "holeyboard".into(),
             foul_line: Default::default(),
+            construction: None,
             camera: CameraSpec { intrinsics, pose },
             pieces,
             lights: Vec::new(),

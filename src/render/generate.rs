@@ -529,6 +529,7 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
             ambient: if hard_light { rng.random_range(0.05..0.12) } else { rng.random_range(0.12..0.22) },
             exposure: rng.random_range(0.85..1.2),
             white_balance_kelvin: lights[0].kelvin + rng.random_range(-600.0..600.0),
+            ..Appearance::default()
         };
         let effects = Effects {
             read_noise: rng.random_range(0.8..2.5),
@@ -545,6 +546,7 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
             format: SCENE_FORMAT,
             board: board_name.to_string(),
             foul_line: FoulLine::Long,
+            construction: None,
             camera,
             pieces,
             lights,

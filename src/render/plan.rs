@@ -199,6 +199,7 @@ mod tests {
             format: SCENE_FORMAT,
             board: board.into(),
             foul_line: Default::default(),
+            construction: None,
             camera: CameraSpec {
                 intrinsics: Camera { image_width: 1000, image_height: 800, fx: 1000.0, fy: 1000.0, cx: 499.5, cy: 399.5, distortion: Distortion::default() },
                 pose: PoseSpec::LookAt {

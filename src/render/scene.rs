@@ -4,7 +4,7 @@
 //!
 //! Every length is board millimetres in the one board frame (`docs/board-format.md`).
 
-use crate::board::{Board, BoardError};
+use crate::board::{Board, BoardError, ConstructionKeys};
 use crate::calls::FoulLine;
 use crate::camera::{Camera, CameraPose};
 use crate::geom::BoardPoint3;
@@ -22,6 +22,17 @@ pub const MAX_SUPERSAMPLE: u32 = 8;
 pub const MAX_TILT_DEG: f64 = 89.0;
 /// Pieces further than this from the board origin are certainly a typo (metres, not mm).
 pub const MAX_COORDINATE_MM: f64 = 100_000.0;
+/// At most this many prints on a surface: real boards carry a few numbers and a logo.
+pub const MAX_PRINTS: usize = 32;
+/// A printed number has at most this many digits (a board's values and a year fit).
+pub const MAX_PRINT_DIGITS: usize = 4;
+/// A print is from 1 cm to 1 m across: painted marks a camera could see, on a board at most 2 m wide.
+pub const PRINT_SIZE_MM: (f64, f64) = (10.0, 1000.0);
+/// Floor tiles from 2 cm (mosaic) to 2 m (slabs) a side; grout at most 50 mm and narrower than a tile.
+pub const FLOOR_TILE_MM: (f64, f64) = (20.0, 2000.0);
+pub const MAX_GROUT_MM: f64 = 50.0;
+/// Planks from 2 cm to 1 m wide (a surface is at most 2 m wide).
+pub const PLANK_WIDTH_MM: (f64, f64) = (20.0, 1000.0);
 
 /// Everything that can be wrong with a scene file.
 #[derive(Debug, thiserror::Error)]
@@ -109,7 +120,7 @@ fn default_kelvin() -> f64 {
 }
 
 /// Surface appearance: colours are linear RGB in 0..1.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Appearance {
     /// Seeds the procedural wood grain and paint wear.
@@ -135,6 +146,68 @@ pub struct Appearance {
     pub exposure: f64,
     /// The camera's white balance, kelvin: lights of another temperature leave a tint.
     pub white_balance_kelvin: f64,
+    /// The shuffleboard's rails, the sjoelbak's walls and gate bar: painted or another wood
+    /// (`None`: the surface's wood, darker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rail_colour: Option<[f64; 3]>,
+    /// The shuffleboard's gutter floor (`None`: near black).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gutter_colour: Option<[f64; 3]>,
+    /// The floor the board stands on (`None`: plain grey concrete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor: Option<FloorLook>,
+    /// A painted playing surface (`None`: lacquered wood); the grain shows faintly through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surface_paint: Option<[f64; 3]>,
+    /// The surface glued from planks this wide (across the board), each its own tone, with
+    /// fine seams along the board (`None`: one piece of wood).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plank_width_mm: Option<f64>,
+    /// Numbers and logos painted on the playing surface.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prints: Vec<Print>,
+}
+
+/// A floor of square tiles with grout lines between them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FloorLook {
+    /// The tiles' mean colour.
+    pub colour: [f64; 3],
+    /// How much one tile's brightness differs from the next, 0..1.
+    pub variation: f64,
+    /// Tile side, mm.
+    pub tile_mm: f64,
+    /// Width of the grout lines, mm (0 = none, a plain floor).
+    pub grout_mm: f64,
+    pub grout_colour: [f64; 3],
+    /// The tiles' rows turned from the board's `x` axis, degrees.
+    pub angle_deg: f64,
+}
+
+/// What a print shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Mark {
+    /// Digits (`0`-`9`, at most [`MAX_PRINT_DIGITS`]), as block numerals `size_mm` high.
+    Number(String),
+    /// A roundel: a ring `size_mm` across with a bar through it.
+    Roundel,
+}
+
+/// A number or logo painted on the playing surface, worn like the lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Print {
+    pub mark: Mark,
+    /// Its centre on the surface.
+    pub x_mm: f64,
+    pub y_mm: f64,
+    /// A number's height, or a roundel's outer diameter.
+    pub size_mm: f64,
+    /// Turned from reading along `+x` (upright towards `+y`), degrees.
+    pub angle_deg: f64,
+    pub colour: [f64; 3],
 }
 
 impl Default for Appearance {
@@ -154,6 +227,12 @@ impl Default for Appearance {
             ambient: 0.25,
             exposure: 1.0,
             white_balance_kelvin: 5000.0,
+            rail_colour: None,
+            gutter_colour: None,
+            floor: None,
+            surface_paint: None,
+            plank_width_mm: None,
+            prints: Vec::new(),
         }
     }
 }
@@ -201,6 +280,10 @@ pub struct Scene {
     /// Shuffleboard only: the designated foul line for the truth's calls.
     #[serde(default)]
     pub foul_line: FoulLine,
+    /// The table's construction where it differs from the board file's (a 95 mm gutter,
+    /// a bridged gate bar): any of the keys of the board's `[construction]` section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub construction: Option<ConstructionKeys>,
     pub camera: CameraSpec,
     pub pieces: Vec<PieceSpec>,
     /// Empty: one soft light above the board's target end.
@@ -313,6 +396,10 @@ impl Scene {
             return Err(SceneError::Format { origin: origin.to_string(), found: self.format });
         }
         let board = Board::load(board_spec).map_err(|source| SceneError::Board { origin: origin.to_string(), source })?;
+        let board = match &self.construction {
+            Some(keys) => board.with_construction(keys).map_err(|p| bad(&format!("construction.{}", p.key), p.problem))?,
+            None => board,
+        };
         let finite = |field: &str, v: &[f64]| -> Result<(), SceneError> {
             if v.iter().all(|x| x.is_finite() && x.abs() < MAX_COORDINATE_MM) {
                 Ok(())
@@ -385,6 +472,11 @@ impl Scene {
             ("red_colour", a.red_colour),
             ("blue_colour", a.blue_colour),
             ("disc_colour", a.disc_colour),
+            ("rail_colour", a.rail_colour.unwrap_or_default()),
+            ("gutter_colour", a.gutter_colour.unwrap_or_default()),
+            ("surface_paint", a.surface_paint.unwrap_or_default()),
+            ("floor.colour", a.floor.map_or([0.0; 3], |f| f.colour)),
+            ("floor.grout_colour", a.floor.map_or([0.0; 3], |f| f.grout_colour)),
         ] {
             if !c.iter().all(|v| (0.0..=1.0).contains(v)) {
                 return Err(bad(&format!("appearance.{name}"), format!("must be linear RGB in 0..1, got {c:?}")));
@@ -402,6 +494,41 @@ impl Scene {
         ] {
             if !(lo..=hi).contains(&v) {
                 return Err(bad(&format!("appearance.{name}"), format!("must be {lo}..={hi}, got {v}")));
+            }
+        }
+        if let Some(w) = a.plank_width_mm {
+            if !(PLANK_WIDTH_MM.0..=PLANK_WIDTH_MM.1).contains(&w) {
+                return Err(bad("appearance.plank_width_mm", format!("must be {}..={} mm, got {w}", PLANK_WIDTH_MM.0, PLANK_WIDTH_MM.1)));
+            }
+        }
+        if let Some(f) = &a.floor {
+            if !(FLOOR_TILE_MM.0..=FLOOR_TILE_MM.1).contains(&f.tile_mm) {
+                return Err(bad("appearance.floor.tile_mm", format!("must be {}..={} mm, got {}", FLOOR_TILE_MM.0, FLOOR_TILE_MM.1, f.tile_mm)));
+            }
+            if !((0.0..=MAX_GROUT_MM).contains(&f.grout_mm) && f.grout_mm < f.tile_mm) {
+                return Err(bad("appearance.floor.grout_mm", format!("must be 0..={MAX_GROUT_MM} mm and narrower than a tile, got {}", f.grout_mm)));
+            }
+            if !(0.0..=1.0).contains(&f.variation) {
+                return Err(bad("appearance.floor.variation", format!("must be 0..=1, got {}", f.variation)));
+            }
+            finite("appearance.floor.angle_deg", &[f.angle_deg])?;
+        }
+        if a.prints.len() > MAX_PRINTS {
+            return Err(bad("appearance.prints", format!("at most {MAX_PRINTS} prints, got {}", a.prints.len())));
+        }
+        for (i, p) in a.prints.iter().enumerate() {
+            let field = |name: &str| format!("appearance.prints[{i}].{name}");
+            finite(&field("x_mm"), &[p.x_mm, p.y_mm, p.angle_deg])?;
+            if !(PRINT_SIZE_MM.0..=PRINT_SIZE_MM.1).contains(&p.size_mm) {
+                return Err(bad(&field("size_mm"), format!("must be {}..={} mm, got {}", PRINT_SIZE_MM.0, PRINT_SIZE_MM.1, p.size_mm)));
+            }
+            if !p.colour.iter().all(|v| (0.0..=1.0).contains(v)) {
+                return Err(bad(&field("colour"), format!("must be linear RGB in 0..1, got {:?}", p.colour)));
+            }
+            if let Mark::Number(text) = &p.mark {
+                if text.is_empty() || text.len() > MAX_PRINT_DIGITS || !text.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad(&field("mark.number"), format!("must be 1 to {MAX_PRINT_DIGITS} digits 0-9, got {text:?}")));
+                }
             }
         }
         let e = &self.effects;
@@ -433,6 +560,7 @@ mod tests {
             format: SCENE_FORMAT,
             board: "yocu-4".into(),
             foul_line: FoulLine::Long,
+            construction: None,
             camera: CameraSpec {
                 intrinsics: Camera {
                     image_width: 320,

@@ -7,7 +7,7 @@ use crate::board::Layout;
 use crate::geom::PixelPoint;
 use crate::piece::{PieceKind, Team};
 use crate::render::raycast::{frame_for_axis, Surface, World, V3, RAY_EPSILON_MM};
-use crate::render::scene::{piece_thickness, Light, LoadedScene};
+use crate::render::scene::{piece_thickness, FloorLook, Light, LoadedScene, Mark, Print};
 
 /// Rays are followed this far at most (mm): well beyond any room.
 const FAR_MM: f64 = 1e7;
@@ -30,6 +30,72 @@ pub const STEEL_ALBEDO: [f64; 3] = [0.55, 0.56, 0.58];
 /// Painted caps and washers: a satin finish.
 const PAINT_SPECULAR: f64 = 0.12;
 const PAINT_SHININESS: f64 = 40.0;
+
+/// One plank's tone differs from the mean by up to this fraction (either way): glued-up
+/// tops show visibly different boards, not different woods.
+const PLANK_TONE: f64 = 0.12;
+/// A plank seam: this wide (mm) and this much darker, a fine glue line.
+const PLANK_SEAM_MM: f64 = 0.6;
+const PLANK_SEAM_SHADE: f64 = 0.55;
+/// How much of the wood's grain shows through paint (the rest is the paint's own colour).
+const PAINT_GRAIN_SHOW: f64 = 0.12;
+/// A painted rail or wall keeps this much of the wood's tone variation (brush marks, wear).
+const FRAME_GRAIN_SHOW: f64 = 0.15;
+/// Block numerals: width and stroke as fractions of the height, and the gap between digits.
+const DIGIT_WIDTH: f64 = 0.58;
+const DIGIT_STROKE: f64 = 0.16;
+const DIGIT_GAP: f64 = 0.22;
+/// Roundel logo: the ring's inner radius and the bar's half height and half length, as
+/// fractions of the outer diameter.
+const ROUNDEL_INNER: f64 = 0.34;
+const ROUNDEL_BAR_HALF_HEIGHT: f64 = 0.09;
+const ROUNDEL_BAR_HALF_LENGTH: f64 = 0.62;
+/// Which of the seven segments (a top, b top right, c bottom right, d bottom, e bottom
+/// left, f top left, g middle; bit 0 = a) each digit lights.
+const SEGMENTS: [u8; 10] = [0x3F, 0x06, 0x5B, 0x4F, 0x66, 0x6D, 0x7D, 0x07, 0x7F, 0x6F];
+
+/// Whether the point `(u, v)` (in units of the digit's height, origin at its bottom
+/// left) is on the block numeral `digit`.
+fn on_digit(digit: u8, u: f64, v: f64) -> bool {
+    let (w, s) = (DIGIT_WIDTH, DIGIT_STROKE);
+    if !(0.0..=w).contains(&u) || !(0.0..=1.0).contains(&v) {
+        return false;
+    }
+    let lit = SEGMENTS[digit as usize];
+    let seg = |bit: u8, inside: bool| lit & (1 << bit) != 0 && inside;
+    seg(0, v >= 1.0 - s)
+        || seg(3, v <= s)
+        || seg(6, (v - 0.5).abs() <= s / 2.0)
+        || seg(5, u <= s && v >= 0.5)
+        || seg(4, u <= s && v <= 0.5)
+        || seg(1, u >= w - s && v >= 0.5)
+        || seg(2, u >= w - s && v <= 0.5)
+}
+
+/// Whether the surface point `(x, y)` lies on the print.
+fn on_print(p: &Print, x: f64, y: f64) -> bool {
+    let (dx, dy) = (x - p.x_mm, y - p.y_mm);
+    // Everything of a print lies within its size times the longest numeral string from its centre.
+    if dx * dx + dy * dy > (p.size_mm * 4.0).powi(2) {
+        return false;
+    }
+    let (sa, ca) = p.angle_deg.to_radians().sin_cos();
+    let (u, v) = (dx * ca + dy * sa, -dx * sa + dy * ca);
+    match &p.mark {
+        Mark::Roundel => {
+            let r = u.hypot(v) / p.size_mm;
+            (ROUNDEL_INNER..=0.5).contains(&r)
+                || (v.abs() / p.size_mm <= ROUNDEL_BAR_HALF_HEIGHT && u.abs() / p.size_mm <= ROUNDEL_BAR_HALF_LENGTH)
+        }
+        Mark::Number(text) => {
+            let h = p.size_mm;
+            let n = text.len() as f64;
+            let total = n * DIGIT_WIDTH + (n - 1.0) * DIGIT_GAP;
+            let (uu, vv) = (u / h + total / 2.0, v / h + 0.5);
+            text.bytes().enumerate().any(|(i, b)| on_digit(b - b'0', uu - i as f64 * (DIGIT_WIDTH + DIGIT_GAP), vv))
+        }
+    }
+}
 
 /// The rendered light: linear RGB per pixel, row-major.
 #[derive(Debug, Clone)]
@@ -184,6 +250,19 @@ impl<'a> Shader<'a> {
         Shader { ls, world, lights, light_rgb, seed: scene.appearance.texture_seed, stripes, holes, frames, centres, disc_points }
     }
 
+    /// The playing surface's wood: one piece, or planks of their own tones with seams.
+    fn surface_wood(&self, x: f64, y: f64) -> [f64; 3] {
+        let Some(w) = self.ls.scene.appearance.plank_width_mm else {
+            return self.wood(x, y, 1.0);
+        };
+        let plank = (x / w).floor();
+        let tone = 1.0 + PLANK_TONE * (2.0 * unit_float(hash(self.seed ^ 0xF6 ^ (plank as i64 as u64))) - 1.0);
+        let across = x - plank * w;
+        let seam = if across < PLANK_SEAM_MM || across > w - PLANK_SEAM_MM { PLANK_SEAM_SHADE } else { 1.0 };
+        // Each plank's grain is its own: shifted along the grain's phase by the plank's index.
+        self.wood(x + plank * 37.3, y + plank * 1811.0, tone * seam)
+    }
+
     fn wood(&self, x: f64, y: f64, tint: f64) -> [f64; 3] {
         let a = &self.ls.scene.appearance;
         // Growth rings run along the board, wandering slowly; fine fibres on top.
@@ -198,30 +277,71 @@ impl<'a> Shader<'a> {
         [a.wood_colour[0] * k * tint, a.wood_colour[1] * k * tint, a.wood_colour[2] * k * tint]
     }
 
+    /// Paint of colour `paint` over wood whose colour is `wood`: `show` of the wood's tone
+    /// variation (relative to the scene's mean wood colour) shows through.
+    fn painted(&self, paint: [f64; 3], wood: [f64; 3], show: f64) -> [f64; 3] {
+        let mean = self.ls.scene.appearance.wood_colour;
+        let tone = if mean[1] > 0.0 { wood[1] / mean[1] } else { 1.0 };
+        let k = 1.0 - show + show * tone;
+        [paint[0] * k, paint[1] * k, paint[2] * k]
+    }
+
+    /// A tiled floor at board point `(x, y)`: each tile its own brightness, grout between.
+    fn tiled_floor(&self, f: &FloorLook, x: f64, y: f64) -> [f64; 3] {
+        let (sa, ca) = f.angle_deg.to_radians().sin_cos();
+        let (u, v) = (x * ca + y * sa, -x * sa + y * ca);
+        let (i, j) = ((u / f.tile_mm).floor(), (v / f.tile_mm).floor());
+        let (fu, fv) = (u - i * f.tile_mm, v - j * f.tile_mm);
+        if fu < f.grout_mm || fv < f.grout_mm {
+            return f.grout_colour;
+        }
+        let tile = hash(self.seed ^ 0x7A ^ (i as i64 as u64).wrapping_mul(0x9E37_79B9) ^ (j as i64 as u64).wrapping_mul(0x85EB_CA6B));
+        let tone = 1.0 + f.variation * (2.0 * unit_float(tile) - 1.0);
+        let mottle = 0.9 + 0.2 * fbm(self.seed ^ 0xE5, x * 0.02, y * 0.02, 3);
+        [f.colour[0] * tone * mottle, f.colour[1] * tone * mottle, f.colour[2] * tone * mottle]
+    }
+
     fn material(&self, s: Surface, p: V3) -> Material {
         let a = &self.ls.scene.appearance;
         let plain = |albedo: [f64; 3]| Material { albedo, specular: 0.02, shininess: 10.0, metal: false };
         match s {
             Surface::BoardTop => {
-                let mut albedo = self.wood(p[0], p[1], 1.0);
+                let mut albedo = self.surface_wood(p[0], p[1]);
+                if let Some(paint) = a.surface_paint {
+                    albedo = self.painted(paint, albedo, PAINT_GRAIN_SHOW);
+                }
+                let worn = || fbm(self.seed ^ 0xD4, p[0] * 0.25, p[1] * 0.6, 3) < a.paint_wear;
                 if self.stripes.iter().any(|(y0, y1)| p[1] >= *y0 && p[1] < *y1) {
-                    let worn = fbm(self.seed ^ 0xD4, p[0] * 0.25, p[1] * 0.6, 3) < a.paint_wear;
-                    if !worn {
+                    if !worn() {
                         albedo = a.line_colour;
+                    }
+                } else if let Some(print) = a.prints.iter().find(|q| on_print(q, p[0], p[1])) {
+                    if !worn() {
+                        albedo = print.colour;
                     }
                 }
                 Material { albedo, specular: a.specular, shininess: a.shininess, metal: false }
+            }
+            Surface::Wall | Surface::GateBar if a.rail_colour.is_some() => {
+                let albedo = self.painted(a.rail_colour.unwrap_or_default(), self.wood(p[0] + p[2] * 3.0, p[1], 0.75), FRAME_GRAIN_SHOW);
+                Material { albedo, specular: a.specular * 0.5, shininess: a.shininess * 0.5, metal: false }
             }
             Surface::BoardEdge | Surface::Wall | Surface::GateBar | Surface::Partition => {
                 let albedo = self.wood(p[0] + p[2] * 3.0, p[1], 0.75);
                 Material { albedo, specular: a.specular * 0.5, shininess: a.shininess * 0.5, metal: false }
             }
-            Surface::Rail => plain(self.wood(p[0] * 0.5, p[1], 0.45)),
-            Surface::Gutter => plain([0.035, 0.035, 0.04]),
-            Surface::Floor => {
-                let n = fbm(self.seed ^ 0xE5, p[0] * 0.01, p[1] * 0.01, 3);
-                plain([0.16 * (0.8 + 0.4 * n), 0.16 * (0.8 + 0.4 * n), 0.15 * (0.8 + 0.4 * n)])
-            }
+            Surface::Rail => match a.rail_colour {
+                Some(c) => plain(self.painted(c, self.wood(p[0] * 0.5, p[1], 0.45), FRAME_GRAIN_SHOW)),
+                None => plain(self.wood(p[0] * 0.5, p[1], 0.45)),
+            },
+            Surface::Gutter => plain(a.gutter_colour.unwrap_or([0.035, 0.035, 0.04])),
+            Surface::Floor => match &a.floor {
+                Some(f) => plain(self.tiled_floor(f, p[0], p[1])),
+                None => {
+                    let n = fbm(self.seed ^ 0xE5, p[0] * 0.01, p[1] * 0.01, 3);
+                    plain([0.16 * (0.8 + 0.4 * n), 0.16 * (0.8 + 0.4 * n), 0.15 * (0.8 + 0.4 * n)])
+                }
+            },
             Surface::CupWall { .. } => plain([0.045, 0.045, 0.05]),
             Surface::CupBottom { .. } => plain([0.07, 0.065, 0.06]),
             Surface::PieceTop { piece } | Surface::PieceSide { piece } | Surface::PieceBottom { piece } | Surface::PieceInner { piece } => {

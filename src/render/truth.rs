@@ -1,7 +1,7 @@
 //! Ground truth for a rendered scene: every piece's footprint, pose, call and
 //! margin (from [`crate::calls`]), and the camera's pose, as written to `truth.json`.
 
-use crate::board::{Board, BoardKind, Layout};
+use crate::board::{Board, BoardKind, Construction, Layout};
 use crate::calls::{self, FoulLine};
 use crate::geom::{BoardPoint3, Footprint, PixelPoint};
 use crate::piece::{PieceId, PieceKind, Team};
@@ -63,6 +63,10 @@ pub struct Truth {
     pub format: u32,
     pub board: String,
     pub board_kind: BoardKind,
+    /// The construction the scene was rendered with, when it overrides the board file's
+    /// (the whole construction, not only the keys it overrides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub construction: Option<Construction>,
     pub image: String,
     pub image_width: u32,
     pub image_height: u32,
@@ -159,6 +163,7 @@ pub fn truth_for(ls: &LoadedScene, image_file: &str) -> Truth {
         format: TRUTH_FORMAT,
         board: ls.scene.board.clone(),
         board_kind: ls.board.kind(),
+        construction: ls.scene.construction.is_some().then(|| ls.board.construction()),
         image: image_file.to_string(),
         image_width: cam.image_width,
         image_height: cam.image_height,
