@@ -412,10 +412,17 @@ enum BoardAction {
 #[derive(Subcommand)]
 enum FixturesAction {
     /// Render the fixture set (fixed recipe, seeded): one folder per scene under OUTPUT.
-    #[command(after_help = "The committed set: boardcall fixtures generate --seed 20240611 -o fixtures/scenes")]
+    #[command(
+        after_help = "The committed sets: boardcall fixtures generate --seed 20240611 -o fixtures/scenes\n                   boardcall fixtures generate --varied --seed 20261113 -o fixtures/varied"
+    )]
     Generate {
-        #[arg(long, default_value_t = boardcall::render::generate::DEFAULT_SEED)]
-        seed: u64,
+        /// The varied recipe: tables built differently (gutters, rails, walls, gate bars, floors, prints),
+        /// whole-board and end views, Brown and fisheye lenses (fixtures/README.md).
+        #[arg(long)]
+        varied: bool,
+        /// The set's seed (default: 20240611, or 20261113 with --varied).
+        #[arg(long)]
+        seed: Option<u64>,
         #[arg(short, long)]
         output: std::path::PathBuf,
         /// Threads to render with (the images do not depend on it; default: all cores).
@@ -677,9 +684,16 @@ fn run(cli: Cli) -> Result<()> {
             let ls = boardcall::render::Scene::load(&scene)?;
             say!("{}", serde_json::to_string_pretty(&boardcall::render::plan::plan(&ls))?);
         }
-        Command::Fixtures { action: FixturesAction::Generate { seed, output, threads } } => {
-            let cfg = boardcall::render::generate::GenerateConfig { seed, ..Default::default() };
-            let truths = boardcall::render::generate::generate(&cfg, &output, threads.unwrap_or_else(cores), |name| eprintln!("rendered {name}"))?;
+        Command::Fixtures { action: FixturesAction::Generate { varied, seed, output, threads } } => {
+            let threads = threads.unwrap_or_else(cores);
+            let progress = |name: &str| eprintln!("rendered {name}");
+            let truths = if varied {
+                let cfg = boardcall::render::generate::GenerateConfig { seed: seed.unwrap_or(boardcall::render::varied::VARIED_SEED), ..Default::default() };
+                boardcall::render::varied::generate(&cfg, &output, threads, progress)?
+            } else {
+                let cfg = boardcall::render::generate::GenerateConfig { seed: seed.unwrap_or(boardcall::render::generate::DEFAULT_SEED), ..Default::default() };
+                boardcall::render::generate::generate(&cfg, &output, threads, progress)?
+            };
             say!("{} fixtures written to {}", truths.len(), output.display());
         }
         Command::Fixtures { action: FixturesAction::TrainingSet { seed, count, output, supersample, threads } } => {

@@ -27,10 +27,13 @@ pub const DEFAULT_SEED: u64 = 20240611;
 pub const DEFAULT_WIDTH: u32 = 1280;
 pub const DEFAULT_HEIGHT: u32 = 960;
 /// Every piece's top outline stays at least this many pixels inside the frame.
-const FRAME_MARGIN_PX: f64 = 24.0;
+pub(crate) const FRAME_MARGIN_PX: f64 = 24.0;
 /// Pieces placed at random keep at least this much air between them (mm), so
 /// that only the `touching` case has pieces in contact.
 const MIN_GAP_MM: f64 = 2.0;
+/// Discs on the field lie no further than this from the back wall: the committed set's
+/// cameras frame the gate and the field just beyond it.
+const SJOEL_FIELD_FAR_MM: f64 = 560.0;
 /// Two `touching` weights: their footprints 0.05 mm apart, closer than any
 /// camera resolves, without the solids intersecting.
 const TOUCH_GAP_MM: f64 = 0.05;
@@ -175,7 +178,7 @@ fn team_for(i: usize) -> Team {
     }
 }
 
-fn shuffle_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
+pub(crate) fn shuffle_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
     let s = board.shuffleboard().expect("a shuffleboard");
     let (hw, r, g, h) = (board.surface.half_width(), s.weight_diameter_mm / 2.0, s.construction.gutter_width_mm, s.weight_height_mm);
     let gutter_z = -s.construction.gutter_depth_mm + h / 2.0;
@@ -254,7 +257,7 @@ fn shuffle_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> 
     pl.pieces
 }
 
-fn washer_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
+pub(crate) fn washer_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
     let w = board.washer().expect("a washer board");
     let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
     let (r, th) = (w.washer_outer_diameter_mm / 2.0, w.washer_thickness_mm);
@@ -353,7 +356,9 @@ fn washer_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
     pl.pieces
 }
 
-fn sjoel_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
+/// Discs for a sjoelbak `case`: in the compartments, in the gates, and on the field as far
+/// as `field_far_mm` from the back wall.
+pub(crate) fn sjoel_pieces(board: &Board, case: Case, rng: &mut Pcg64, field_far_mm: f64) -> Vec<PieceSpec> {
     let s = board.sjoelbak().expect("a sjoelbak");
     let (hw, r, th) = (board.surface.half_width(), s.disc_diameter_mm / 2.0, s.disc_thickness_mm);
     let mut pl = Placer { board, pieces: Vec::new(), next: [0; 3] };
@@ -394,7 +399,7 @@ fn sjoel_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<PieceSpec> {
             });
         } else {
             pl.scatter(rng, PieceKind::Disc, None, &mut |rng| {
-                (rng.random_range(-hw + r + 1.0..hw - r - 1.0), rng.random_range(s.gate_front_mm + r + 2.0..560.0), None)
+                (rng.random_range(-hw + r + 1.0..hw - r - 1.0), rng.random_range(s.gate_front_mm + r + 2.0..field_far_mm), None)
             });
         }
     }
@@ -409,7 +414,10 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
     let (mut x0, mut x1, mut y0, mut y1) = match &board.layout {
         Layout::Shuffleboard(s) => (-hw - s.construction.gutter_width_mm, hw + s.construction.gutter_width_mm, -s.construction.gutter_width_mm, s.lines.deuce_line_mm + 150.0),
         Layout::Washer(_) => (-hw, hw, 0.0, board.surface.length_mm),
-        Layout::Sjoelbak(s) => (-hw - 15.0, hw + 15.0, -15.0, s.gate_front_mm + 200.0),
+        Layout::Sjoelbak(s) => {
+            let t = s.construction.wall_thickness_mm;
+            (-hw - t, hw + t, -t, s.gate_front_mm + 200.0)
+        }
     };
     let mut must_see: Vec<BoardPoint3> = Vec::new();
     for p in pieces {
@@ -469,13 +477,13 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
     unreachable!("a camera 800 times further away sees everything")
 }
 
-fn lerp3(a: [f64; 3], b: [f64; 3], t: f64) -> [f64; 3] {
+pub(crate) fn lerp3(a: [f64; 3], b: [f64; 3], t: f64) -> [f64; 3] {
     [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
 }
 
 /// Lights: hard (one small lamp) or soft (two broad ones), aimed to light the
 /// board at a typical irradiance.
-fn place_lights(target: BoardPoint3, rng: &mut Pcg64, hard: bool) -> Vec<Light> {
+pub(crate) fn place_lights(target: BoardPoint3, rng: &mut Pcg64, hard: bool) -> Vec<Light> {
     let kelvin = rng.random_range(2800.0..6500.0);
     let count = if hard { 1 } else { 2 };
     (0..count)
@@ -496,6 +504,42 @@ fn place_lights(target: BoardPoint3, rng: &mut Pcg64, hard: bool) -> Vec<Light> 
         .collect()
 }
 
+/// The wood, paint, team colours, lacquer and exposure of a generated scene (the committed
+/// set's draws, in its order).
+pub(crate) fn draw_appearance(board: &Board, lights: &[Light], hard_light: bool, rng: &mut Pcg64) -> Appearance {
+    let wood_t = rng.random_range(0.0..1.0);
+    let light_wood = [0.62, 0.42, 0.24];
+    let dark_wood = if matches!(board.layout, Layout::Sjoelbak(_)) { [0.45, 0.26, 0.12] } else { [0.30, 0.15, 0.06] };
+    Appearance {
+        texture_seed: rng.random(),
+        wood_colour: lerp3(light_wood, dark_wood, wood_t),
+        wood_grain: rng.random_range(0.15..0.5),
+        grain_spacing_mm: rng.random_range(5.0..15.0),
+        line_colour: lerp3([0.02, 0.02, 0.02], [0.10, 0.02, 0.02], rng.random_range(0.0..1.0)),
+        paint_wear: rng.random_range(0.0..0.3),
+        red_colour: [rng.random_range(0.5..0.7), rng.random_range(0.01..0.05), rng.random_range(0.01..0.05)],
+        blue_colour: [rng.random_range(0.01..0.04), rng.random_range(0.05..0.12), rng.random_range(0.4..0.6)],
+        disc_colour: lerp3([0.85, 0.72, 0.50], [0.78, 0.60, 0.38], rng.random_range(0.0..1.0)),
+        specular: rng.random_range(0.03..0.2),
+        shininess: rng.random_range(200.0..1500.0),
+        ambient: if hard_light { rng.random_range(0.05..0.12) } else { rng.random_range(0.12..0.22) },
+        exposure: rng.random_range(0.85..1.2),
+        white_balance_kelvin: lights[0].kelvin + rng.random_range(-600.0..600.0),
+        ..Appearance::default()
+    }
+}
+
+/// The sensor and encoder of a generated scene: noise, sometimes blur, vignetting, JPEG 90.
+pub(crate) fn draw_effects(rng: &mut Pcg64) -> Effects {
+    Effects {
+        read_noise: rng.random_range(0.8..2.5),
+        shot_noise: rng.random_range(0.03..0.12),
+        blur_sigma_px: if rng.random_bool(0.3) { rng.random_range(0.4..1.0) } else { 0.0 },
+        vignetting: rng.random_range(0.75..0.95),
+        jpeg_quality: 90,
+    }
+}
+
 /// The scenes of the set, in order, with their folder names.
 pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
     let mut out = Vec::new();
@@ -505,39 +549,14 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
         let pieces = match board.layout {
             Layout::Shuffleboard(_) => shuffle_pieces(&board, case, &mut rng),
             Layout::Washer(_) => washer_pieces(&board, case, &mut rng),
-            Layout::Sjoelbak(_) => sjoel_pieces(&board, case, &mut rng),
+            Layout::Sjoelbak(_) => sjoel_pieces(&board, case, &mut rng, SJOEL_FIELD_FAR_MM),
         };
         let camera = place_camera(&board, &pieces, cfg, &mut rng);
         let hard_light = i % 2 == 0;
         let PoseSpec::LookAt { target, .. } = camera.pose else { unreachable!("the generator places cameras by look-at") };
         let lights = place_lights(target, &mut rng, hard_light);
-        let wood_t = rng.random_range(0.0..1.0);
-        let light_wood = [0.62, 0.42, 0.24];
-        let dark_wood = if matches!(board.layout, Layout::Sjoelbak(_)) { [0.45, 0.26, 0.12] } else { [0.30, 0.15, 0.06] };
-        let appearance = Appearance {
-            texture_seed: rng.random(),
-            wood_colour: lerp3(light_wood, dark_wood, wood_t),
-            wood_grain: rng.random_range(0.15..0.5),
-            grain_spacing_mm: rng.random_range(5.0..15.0),
-            line_colour: lerp3([0.02, 0.02, 0.02], [0.10, 0.02, 0.02], rng.random_range(0.0..1.0)),
-            paint_wear: rng.random_range(0.0..0.3),
-            red_colour: [rng.random_range(0.5..0.7), rng.random_range(0.01..0.05), rng.random_range(0.01..0.05)],
-            blue_colour: [rng.random_range(0.01..0.04), rng.random_range(0.05..0.12), rng.random_range(0.4..0.6)],
-            disc_colour: lerp3([0.85, 0.72, 0.50], [0.78, 0.60, 0.38], rng.random_range(0.0..1.0)),
-            specular: rng.random_range(0.03..0.2),
-            shininess: rng.random_range(200.0..1500.0),
-            ambient: if hard_light { rng.random_range(0.05..0.12) } else { rng.random_range(0.12..0.22) },
-            exposure: rng.random_range(0.85..1.2),
-            white_balance_kelvin: lights[0].kelvin + rng.random_range(-600.0..600.0),
-            ..Appearance::default()
-        };
-        let effects = Effects {
-            read_noise: rng.random_range(0.8..2.5),
-            shot_noise: rng.random_range(0.03..0.12),
-            blur_sigma_px: if rng.random_bool(0.3) { rng.random_range(0.4..1.0) } else { 0.0 },
-            vignetting: rng.random_range(0.75..0.95),
-            jpeg_quality: 90,
-        };
+        let appearance = draw_appearance(&board, &lights, hard_light, &mut rng);
+        let effects = draw_effects(&mut rng);
         let mut tags = vec![case.tag().to_string(), if hard_light { "hard_light" } else { "soft_light" }.to_string()];
         if case != Case::Plain {
             tags.push("hard".into());

@@ -1,6 +1,7 @@
 //! The scene renderer: draws the image a real overhead camera would take of a
 //! board and its pieces (ray casting through the real camera model), with exact
-//! ground truth; also the camera planner and the fixture-set generator.
+//! ground truth; also the camera planner and the fixture-set generators (the
+//! committed recipe, [`generate`], and the varied tables, [`varied`]).
 //!
 //! Flow: [`scene::Scene`] (JSON) -> [`scene::LoadedScene`] (validated) ->
 //! [`shade::render_linear`] (linear light) -> [`effects::develop`] (8-bit image)
@@ -13,6 +14,7 @@ pub mod raycast;
 pub mod scene;
 pub mod shade;
 pub mod truth;
+pub mod varied;
 
 pub use scene::{LoadedScene, Scene, SceneError};
 
