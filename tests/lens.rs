@@ -32,6 +32,7 @@ fn scene(camera: Camera) -> LoadedScene {
         format: SCENE_FORMAT,
         board: "yocu-4".into(),
         foul_line: Default::default(),
+        construction: None,
         camera: CameraSpec {
             intrinsics: camera,
             pose: PoseSpec::LookAt { position: BoardPoint3::new(150.0, 900.0, 1500.0), target, up: [0.0, -1.0, 0.0] },

@@ -37,6 +37,7 @@ fn clean_scene(board: &str, pieces: Vec<PieceSpec>, target: BoardPoint3, k1: f64
         format: SCENE_FORMAT,
         board: board.into(),
         foul_line: Default::default(),
+        construction: None,
         camera: CameraSpec {
             intrinsics: Camera {
                 image_width: 800,
