@@ -7,7 +7,7 @@ use crate::board::Layout;
 use crate::geom::PixelPoint;
 use crate::piece::{PieceKind, Team};
 use crate::render::raycast::{frame_for_axis, Surface, World, V3, RAY_EPSILON_MM};
-use crate::render::scene::{piece_thickness, FloorLook, Light, LoadedScene, Mark, Print};
+use crate::render::scene::{piece_thickness, FloorLook, Light, LoadedScene, Mark, Print, MAX_PRINT_DIGITS};
 
 /// Rays are followed this far at most (mm): well beyond any room.
 const FAR_MM: f64 = 1e7;
@@ -42,14 +42,14 @@ const PAINT_GRAIN_SHOW: f64 = 0.12;
 /// A painted rail or wall keeps this much of the wood's tone variation (brush marks, wear).
 const FRAME_GRAIN_SHOW: f64 = 0.15;
 /// Block numerals: width and stroke as fractions of the height, and the gap between digits.
-const DIGIT_WIDTH: f64 = 0.58;
+pub(crate) const DIGIT_WIDTH: f64 = 0.58;
 const DIGIT_STROKE: f64 = 0.16;
-const DIGIT_GAP: f64 = 0.22;
+pub(crate) const DIGIT_GAP: f64 = 0.22;
 /// Roundel logo: the ring's inner radius and the bar's half height and half length, as
 /// fractions of the outer diameter.
 const ROUNDEL_INNER: f64 = 0.34;
 const ROUNDEL_BAR_HALF_HEIGHT: f64 = 0.09;
-const ROUNDEL_BAR_HALF_LENGTH: f64 = 0.62;
+pub(crate) const ROUNDEL_BAR_HALF_LENGTH: f64 = 0.62;
 /// Which of the seven segments (a top, b top right, c bottom right, d bottom, e bottom
 /// left, f top left, g middle; bit 0 = a) each digit lights.
 const SEGMENTS: [u8; 10] = [0x3F, 0x06, 0x5B, 0x4F, 0x66, 0x6D, 0x7D, 0x07, 0x7F, 0x6F];
@@ -75,8 +75,9 @@ fn on_digit(digit: u8, u: f64, v: f64) -> bool {
 /// Whether the surface point `(x, y)` lies on the print.
 fn on_print(p: &Print, x: f64, y: f64) -> bool {
     let (dx, dy) = (x - p.x_mm, y - p.y_mm);
-    // Everything of a print lies within its size times the longest numeral string from its centre.
-    if dx * dx + dy * dy > (p.size_mm * 4.0).powi(2) {
+    // Everything of a print lies within the longest numeral string's length from its centre.
+    let reach = p.size_mm * MAX_PRINT_DIGITS as f64 * (DIGIT_WIDTH + DIGIT_GAP);
+    if dx * dx + dy * dy > reach * reach {
         return false;
     }
     let (sa, ca) = p.angle_deg.to_radians().sin_cos();

@@ -18,7 +18,7 @@ use crate::render::generate::{
 };
 use crate::render::plan::pixel_in_frame;
 use crate::render::scene::{CameraSpec, FloorLook, Mark, PieceSpec, PoseSpec, Print, Scene, SCENE_FORMAT};
-use crate::render::shade::hash;
+use crate::render::shade::{hash, DIGIT_GAP, DIGIT_WIDTH, ROUNDEL_BAR_HALF_LENGTH};
 use crate::render::truth::{cap_edge_points, Truth};
 use crate::render::RenderError;
 use rand::{RngExt, SeedableRng};
@@ -72,6 +72,11 @@ const GUTTER_DEPTH_MM: (f64, f64) = (20.0, 60.0);
 /// Rail heights above the surface, by style: near flush, low, standard, tall, cushioned bank.
 const RAIL_HEIGHTS_MM: [f64; 5] = [8.0, 20.0, 35.0, 55.0, 75.0];
 const RAIL_WIDTH_MM: (f64, f64) = (40.0, 110.0);
+/// Each style's rail or wall height varies by this much either way (mm): no two makers agree.
+const RAIL_JITTER_MM: f64 = 3.0;
+const WALL_JITTER_MM: f64 = 4.0;
+/// The table's body reaches this far below the gutter floor (mm): a trough's bottom board and frame.
+const BODY_BELOW_GUTTER_MM: (f64, f64) = (40.0, 110.0);
 /// A shuffleboard stands on legs: the room floor 650 to 800 mm below its surface (table heights).
 const SHUFFLE_FLOOR_DEPTH_MM: (f64, f64) = (650.0, 800.0);
 /// Sjoelbak wall heights above the surface, by style: low rim, standard, high, boxed.
@@ -104,6 +109,34 @@ const LONG_REGION_ASPECT: f64 = 1.6;
 const LONG_REGION_YAW_JITTER: f64 = 0.2;
 /// Fisheye focal lengths, in image widths: a 120 to 150 degree diagonal field.
 const FISHEYE_FOCAL: (f64, f64) = (0.38, 0.55);
+/// Floor tiles: side, grout width (mm) and tile-to-tile brightness variation: domestic and bar floors.
+const FLOOR_TILE_MM: (f64, f64) = (150.0, 600.0);
+const FLOOR_GROUT_MM: (f64, f64) = (2.0, 8.0);
+const FLOOR_TILE_VARIATION: (f64, f64) = (0.03, 0.2);
+/// Planks of a glued-up top (mm).
+const PLANK_WIDTH_MM: (f64, f64) = (60.0, 140.0);
+/// How often each look option is drawn: painted frames, coloured gutters, tiled floors,
+/// painted washer-board tops, plank tops.
+const P_FRAME_COLOUR: f64 = 0.5;
+const P_GUTTER_COLOUR: f64 = 0.5;
+const P_TILED_FLOOR: f64 = 0.7;
+const P_PAINTED_TOP: f64 = 0.4;
+const P_PLANKS: f64 = 0.3;
+/// Prints, by board: how often each is painted and its size (mm; a number's height, a
+/// roundel's diameter): a zone's number on a shuffleboard and a logo mid-table; a logo on a
+/// sjoelbak's field; each hole's value beside it and a logo on a washer board.
+const P_ZONE_NUMBER: f64 = 0.5;
+const ZONE_NUMBER_MM: (f64, f64) = (50.0, 110.0);
+const P_SHUFFLE_ROUNDEL: f64 = 0.3;
+const SHUFFLE_ROUNDEL_MM: (f64, f64) = (120.0, 240.0);
+const P_SJOEL_ROUNDEL: f64 = 0.6;
+const SJOEL_ROUNDEL_MM: (f64, f64) = (100.0, 220.0);
+const P_HOLE_NUMBERS: f64 = 0.6;
+const HOLE_NUMBER_MM: (f64, f64) = (45.0, 80.0);
+const P_WASHER_ROUNDEL: f64 = 0.4;
+const WASHER_ROUNDEL_MM: (f64, f64) = (80.0, 160.0);
+/// Most prints read upright for the thrower; the rest for someone at the target end.
+const P_FACING_THROWER: f64 = 0.7;
 /// A print keeps this far (mm) from every line, rim and edge.
 const PRINT_CLEARANCE_MM: f64 = 12.0;
 
@@ -156,14 +189,14 @@ fn draw_construction(board: &Board, case: Case, rng: &mut Pcg64) -> Construction
                 gutter_width_mm: Some(rng.random_range(narrowest..GUTTER_WIDTH_MM.1)),
                 gutter_depth_mm: Some(gutter_depth),
                 rail_width_mm: Some(range(rng, RAIL_WIDTH_MM)),
-                rail_height_mm: Some(pick(rng, &RAIL_HEIGHTS_MM) + rng.random_range(-3.0..3.0)),
-                table_depth_mm: Some(gutter_depth + rng.random_range(40.0..110.0)),
+                rail_height_mm: Some(pick(rng, &RAIL_HEIGHTS_MM) + rng.random_range(-RAIL_JITTER_MM..RAIL_JITTER_MM)),
+                table_depth_mm: Some(gutter_depth + range(rng, BODY_BELOW_GUTTER_MM)),
                 floor_depth_mm: Some(range(rng, SHUFFLE_FLOOR_DEPTH_MM)),
                 ..Default::default()
             }
         }
         Layout::Sjoelbak(s) => {
-            let wall = pick(rng, &WALL_HEIGHTS_MM) + rng.random_range(-4.0..4.0);
+            let wall = pick(rng, &WALL_HEIGHTS_MM) + rng.random_range(-WALL_JITTER_MM..WALL_JITTER_MM);
             let board_mm = range(rng, FLOOR_BOARD_MM);
             let gate_bar = if rng.random_bool(0.5) { GateBar::Bridged } else { GateBar::Blocks };
             let tunnel_lo = s.disc_thickness_mm + TUNNEL_CLEARANCE_MM;
@@ -204,10 +237,9 @@ fn print_half_extent(p: &Print) -> (f64, f64) {
     match &p.mark {
         Mark::Number(t) => {
             let n = t.len() as f64;
-            // Block numerals: 0.58 of the height wide with 0.22 between (render::shade's font).
-            ((n * 0.58 + (n - 1.0) * 0.22) * p.size_mm / 2.0, p.size_mm / 2.0)
+            ((n * DIGIT_WIDTH + (n - 1.0) * DIGIT_GAP) * p.size_mm / 2.0, p.size_mm / 2.0)
         }
-        Mark::Roundel => (0.62 * p.size_mm, 0.5 * p.size_mm),
+        Mark::Roundel => (ROUNDEL_BAR_HALF_LENGTH * p.size_mm, 0.5 * p.size_mm),
     }
 }
 
@@ -217,7 +249,7 @@ fn draw_prints(board: &Board, rng: &mut Pcg64) -> Vec<Print> {
     let hw = board.surface.half_width();
     let mut out = Vec::new();
     // Upright for the thrower (reading along -x, upright towards -y), or for someone at the target end.
-    let facing = |rng: &mut Pcg64| if rng.random_bool(0.7) { 180.0 } else { 0.0 };
+    let facing = |rng: &mut Pcg64| if rng.random_bool(P_FACING_THROWER) { 180.0 } else { 0.0 };
     let colour = |rng: &mut Pcg64| pick(rng, &PRINT_COLOURS);
     let fits_across = |p: &Print| p.x_mm.abs() + print_half_extent(p).0 + PRINT_CLEARANCE_MM < hw;
     match &board.layout {
@@ -225,10 +257,10 @@ fn draw_prints(board: &Board, rng: &mut Pcg64) -> Vec<Print> {
             let l = s.lines;
             let zones = [("3", 0.0, l.trey_line_mm), ("2", l.trey_line_mm + s.line_width_mm, l.deuce_line_mm), ("1", l.deuce_line_mm + s.line_width_mm, l.long_foul_line_mm)];
             for (text, y0, y1) in zones {
-                if !rng.random_bool(0.5) {
+                if !rng.random_bool(P_ZONE_NUMBER) {
                     continue;
                 }
-                let size = rng.random_range(50.0..(y1 - y0 - 2.0 * PRINT_CLEARANCE_MM).min(110.0));
+                let size = rng.random_range(ZONE_NUMBER_MM.0..(y1 - y0 - 2.0 * PRINT_CLEARANCE_MM).min(ZONE_NUMBER_MM.1));
                 let y = if text == "1" { rng.random_range(y0 + 100.0..y0 + 400.0) } else { (y0 + y1) / 2.0 };
                 let p = Print {
                     mark: Mark::Number(text.into()),
@@ -242,12 +274,12 @@ fn draw_prints(board: &Board, rng: &mut Pcg64) -> Vec<Print> {
                     out.push(p);
                 }
             }
-            if rng.random_bool(0.3) {
+            if rng.random_bool(P_SHUFFLE_ROUNDEL) {
                 let p = Print {
                     mark: Mark::Roundel,
                     x_mm: 0.0,
                     y_mm: rng.random_range(l.deuce_line_mm + 250.0..l.long_foul_line_mm - 250.0),
-                    size_mm: rng.random_range(120.0..240.0),
+                    size_mm: range(rng, SHUFFLE_ROUNDEL_MM),
                     angle_deg: facing(rng),
                     colour: colour(rng),
                 };
@@ -255,12 +287,12 @@ fn draw_prints(board: &Board, rng: &mut Pcg64) -> Vec<Print> {
             }
         }
         Layout::Sjoelbak(s) => {
-            if rng.random_bool(0.6) {
+            if rng.random_bool(P_SJOEL_ROUNDEL) {
                 out.push(Print {
                     mark: Mark::Roundel,
                     x_mm: 0.0,
                     y_mm: rng.random_range(s.gate_front_mm + 500.0..board.surface.length_mm - 400.0),
-                    size_mm: rng.random_range(100.0..220.0),
+                    size_mm: range(rng, SJOEL_ROUNDEL_MM),
                     angle_deg: facing(rng),
                     colour: colour(rng),
                 });
@@ -273,9 +305,9 @@ fn draw_prints(board: &Board, rng: &mut Pcg64) -> Vec<Print> {
                 let inside = p.y_mm - reach > PRINT_CLEARANCE_MM && p.y_mm + reach < board.surface.length_mm - PRINT_CLEARANCE_MM;
                 inside && w.holes.iter().all(|h| (p.x_mm - h.x_mm).hypot(p.y_mm - h.y_mm) > h.radius() + reach + PRINT_CLEARANCE_MM)
             };
-            if rng.random_bool(0.6) {
+            if rng.random_bool(P_HOLE_NUMBERS) {
                 // Each hole's value beside it.
-                let size = rng.random_range(45.0..80.0);
+                let size = range(rng, HOLE_NUMBER_MM);
                 let side = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
                 let angle = facing(rng);
                 let c = colour(rng);
@@ -293,12 +325,12 @@ fn draw_prints(board: &Board, rng: &mut Pcg64) -> Vec<Print> {
                     }
                 }
             }
-            if rng.random_bool(0.4) {
+            if rng.random_bool(P_WASHER_ROUNDEL) {
                 let p = Print {
                     mark: Mark::Roundel,
                     x_mm: rng.random_range(-hw * 0.5..hw * 0.5),
                     y_mm: rng.random_range(0.0..board.surface.length_mm),
-                    size_mm: rng.random_range(80.0..160.0),
+                    size_mm: range(rng, WASHER_ROUNDEL_MM),
                     angle_deg: facing(rng),
                     colour: colour(rng),
                 };
@@ -435,29 +467,29 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
         let effects = draw_effects(&mut rng);
         // The construction's look: each option drawn on its own, so the set mixes them.
         let frames = !matches!(board.layout, Layout::Washer(_));
-        if frames && rng.random_bool(0.5) {
+        if frames && rng.random_bool(P_FRAME_COLOUR) {
             appearance.rail_colour = Some(pick(&mut rng, &FRAME_COLOURS));
         }
-        if matches!(board.layout, Layout::Shuffleboard(_)) && rng.random_bool(0.5) {
+        if matches!(board.layout, Layout::Shuffleboard(_)) && rng.random_bool(P_GUTTER_COLOUR) {
             appearance.gutter_colour = Some(pick(&mut rng, &GUTTER_COLOURS));
         }
-        if rng.random_bool(0.7) {
+        if rng.random_bool(P_TILED_FLOOR) {
             appearance.floor = Some(FloorLook {
                 colour: pick(&mut rng, &TILE_COLOURS),
-                variation: rng.random_range(0.03..0.2),
-                tile_mm: rng.random_range(150.0..600.0),
-                grout_mm: rng.random_range(2.0..8.0),
+                variation: range(&mut rng, FLOOR_TILE_VARIATION),
+                tile_mm: range(&mut rng, FLOOR_TILE_MM),
+                grout_mm: range(&mut rng, FLOOR_GROUT_MM),
                 grout_colour: pick(&mut rng, &GROUT_COLOURS),
                 angle_deg: rng.random_range(0.0..90.0),
             });
         }
-        if matches!(board.layout, Layout::Washer(_)) && rng.random_bool(0.4) {
+        if matches!(board.layout, Layout::Washer(_)) && rng.random_bool(P_PAINTED_TOP) {
             let paint = pick(&mut rng, &SURFACE_PAINTS);
             // A painted top keeps a little of the lacquered wood's tone.
             appearance.surface_paint = Some(lerp3(paint, appearance.wood_colour, 0.1));
         }
-        if rng.random_bool(0.3) {
-            appearance.plank_width_mm = Some(rng.random_range(60.0..140.0));
+        if rng.random_bool(P_PLANKS) {
+            appearance.plank_width_mm = Some(range(&mut rng, PLANK_WIDTH_MM));
         }
         appearance.prints = draw_prints(&board, &mut rng);
         let mut tags = vec![case.tag().to_string(), if hard_light { "hard_light" } else { "soft_light" }.to_string()];
