@@ -297,8 +297,8 @@ fn clear_spans(len: f64, mut blocked: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 // The board's construction beyond the playing surface (walls, floor board,
-// partitions, gutters, rails) is not in the board file; the renderer's solids (`crate::render::raycast::World::build`) are the reference
-// geometry. Their edges are strong image edges right beside the surface's own: left
+// partitions, gutters, rails) is the board's `Construction` (`crate::board`), at its
+// nominal values unless the board file's `[construction]` says otherwise. Their edges are strong image edges right beside the surface's own: left
 // out of the model, the moving-edges search latches onto them (a wall's outer top
 // edge read as its inner one puts the camera 4 % too close). They are outline edges
 // (symmetric, not identifying) and their solids hide what is behind them.
