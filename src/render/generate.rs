@@ -411,7 +411,7 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
     let (w, h) = (cfg.width, cfg.height);
     let hw = board.surface.half_width();
     // Region of interest on the board plane: the scoring end (or the whole board for washers).
-    let (mut x0, mut x1, mut y0, mut y1) = match &board.layout {
+    let (x0, x1, y0, y1) = match &board.layout {
         Layout::Shuffleboard(s) => (-hw - s.construction.gutter_width_mm, hw + s.construction.gutter_width_mm, -s.construction.gutter_width_mm, s.lines.deuce_line_mm + 150.0),
         Layout::Washer(_) => (-hw, hw, 0.0, board.surface.length_mm),
         Layout::Sjoelbak(s) => {
@@ -419,6 +419,26 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
             (-hw - t, hw + t, -t, s.gate_front_mm + 200.0)
         }
     };
+    let ([x0, x1, y0, y1], must_see) = region_to_see(board, pieces, [x0, x1, y0, y1]);
+    let target = BoardPoint3::new((x0 + x1) / 2.0, (y0 + y1) / 2.0, 0.0);
+    let tilt = rng.random_range(0.0f64..25.0).to_radians();
+    let azimuth = rng.random_range(0.0..std::f64::consts::TAU);
+    let yaw = rng.random_range(0.0..std::f64::consts::TAU);
+    let k1 = rng.random_range(-0.25..0.05);
+    let k2 = if k1 < 0.0 { -k1 * rng.random_range(0.1..0.5) } else { 0.0 };
+    let (p1, p2) = (rng.random_range(-0.001..0.001), rng.random_range(-0.001..0.001));
+    let distortion = Distortion::brown(k1, k2, p1, p2, 0.0);
+    let fx = rng.random_range(0.85..1.2) * w as f64;
+    let cam = jittered_camera(rng, w, h, fx, distortion);
+    let span = (x1 - x0).hypot(y1 - y0) / 2.0;
+    let look = LookFrom { target, tilt, azimuth, yaw, span };
+    nearest_framing(cam, &look, &must_see, 0.3, 400).expect("a camera 800 times further away sees everything")
+}
+
+/// `region` (`[x0, x1, y0, y1]` on the board plane, mm) grown to hold every piece's
+/// top outline, and the points a camera must see: those outlines and the grown region's corners.
+pub(crate) fn region_to_see(board: &Board, pieces: &[PieceSpec], region: [f64; 4]) -> ([f64; 4], Vec<BoardPoint3>) {
+    let [mut x0, mut x1, mut y0, mut y1] = region;
     let mut must_see: Vec<BoardPoint3> = Vec::new();
     for p in pieces {
         for q in cap_edge_points(board, p, 12) {
@@ -432,15 +452,13 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
     for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
         must_see.push(BoardPoint3::new(x, y, 0.0));
     }
-    let target = BoardPoint3::new((x0 + x1) / 2.0, (y0 + y1) / 2.0, 0.0);
-    let tilt = rng.random_range(0.0f64..25.0).to_radians();
-    let azimuth = rng.random_range(0.0..std::f64::consts::TAU);
-    let yaw = rng.random_range(0.0..std::f64::consts::TAU);
-    let k1 = rng.random_range(-0.25..0.05);
-    let k2 = if k1 < 0.0 { -k1 * rng.random_range(0.1..0.5) } else { 0.0 };
-    let (p1, p2) = (rng.random_range(-0.001..0.001), rng.random_range(-0.001..0.001));
-    let distortion = Distortion::brown(k1, k2, p1, p2, 0.0);
-    let mut fx = rng.random_range(0.85..1.2) * w as f64;
+    ([x0, x1, y0, y1], must_see)
+}
+
+/// A `w` x `h` camera with lens `distortion` and focal length `fx` (widened until every
+/// image corner has a ray), `fy` within 0.2 % of it and the principal point within 15 px
+/// of the centre, as a calibrated real camera has them.
+pub(crate) fn jittered_camera(rng: &mut Pcg64, w: u32, h: u32, mut fx: f64, distortion: Distortion) -> Camera {
     let invertible = |fx: f64| {
         let cam = Camera { image_width: w, image_height: h, fx, fy: fx, cx: (w as f64 - 1.0) / 2.0, cy: (h as f64 - 1.0) / 2.0, distortion };
         [(-0.5, -0.5), (w as f64, -0.5), (-0.5, h as f64), (w as f64, h as f64)].iter().all(|&(u, v)| cam.normalise(PixelPoint::new(u, v)).is_some())
@@ -448,7 +466,7 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
     while !invertible(fx) {
         fx *= 1.05;
     }
-    let cam = Camera {
+    Camera {
         image_width: w,
         image_height: h,
         fx,
@@ -456,25 +474,40 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], cfg: &GenerateConfig, rng: 
         cx: (w as f64 - 1.0) / 2.0 + rng.random_range(-15.0..15.0),
         cy: (h as f64 - 1.0) / 2.0 + rng.random_range(-15.0..15.0),
         distortion,
-    };
-    let span = (x1 - x0).hypot(y1 - y0) / 2.0;
-    // From well inside to just far enough: the tightest framing that keeps everything in view.
-    let mut dist = 0.3 * span * fx / (h as f64 / 2.0);
-    for _ in 0..400 {
+    }
+}
+
+/// Where a camera looks from: at `target`, tilted `tilt` from straight down towards
+/// `azimuth`, turned `yaw` about its axis (radians); `span`: the half-diagonal of the
+/// region to frame, mm.
+pub(crate) struct LookFrom {
+    pub target: BoardPoint3,
+    pub tilt: f64,
+    pub azimuth: f64,
+    pub yaw: f64,
+    pub span: f64,
+}
+
+/// The tightest framing that keeps every point of `must_see` in view: from `start` times
+/// the distance at which the region's half-diagonal fills half the image height, 2 %
+/// further each step, at most `steps` steps.
+pub(crate) fn nearest_framing(cam: Camera, view: &LookFrom, must_see: &[BoardPoint3], start: f64, steps: usize) -> Option<CameraSpec> {
+    let LookFrom { target, tilt, azimuth, yaw, span } = *view;
+    let mut dist = start * span * cam.fx / (cam.image_height as f64 / 2.0);
+    for _ in 0..steps {
         let position = BoardPoint3::new(
             target.x_mm + dist * tilt.sin() * azimuth.cos(),
             target.y_mm + dist * tilt.sin() * azimuth.sin(),
             dist * tilt.cos(),
         );
         let pose = PoseSpec::LookAt { position, target, up: [yaw.cos(), yaw.sin(), 0.0] };
-        let p = pose.resolve().expect("a camera tilted at most 25 degrees is never looking along a horizontal up");
-        let inside = must_see.iter().all(|q| pixel_in_frame(&cam, &p, *q, FRAME_MARGIN_PX).is_some());
-        if inside {
-            return CameraSpec { intrinsics: cam, pose };
+        let p = pose.resolve().expect("a camera tilted short of horizontal is never looking along a horizontal up");
+        if must_see.iter().all(|q| pixel_in_frame(&cam, &p, *q, FRAME_MARGIN_PX).is_some()) {
+            return Some(CameraSpec { intrinsics: cam, pose });
         }
         dist *= 1.02;
     }
-    unreachable!("a camera 800 times further away sees everything")
+    None
 }
 
 pub(crate) fn lerp3(a: [f64; 3], b: [f64; 3], t: f64) -> [f64; 3] {

@@ -9,17 +9,16 @@
 
 use crate::board::{Board, ConstructionKeys, GateBar, Layout};
 use crate::calls::FoulLine;
-use crate::camera::{Camera, Distortion};
+use crate::camera::Distortion;
 use crate::fixture;
-use crate::geom::{BoardPoint3, PixelPoint};
+use crate::geom::BoardPoint3;
 use crate::render::generate::{
-    draw_appearance, draw_effects, lerp3, place_lights, shuffle_pieces, sjoel_pieces, washer_pieces, Case, GenerateConfig, Planned,
-    FRAME_MARGIN_PX,
+    draw_appearance, draw_effects, jittered_camera, lerp3, nearest_framing, place_lights, region_to_see, shuffle_pieces, sjoel_pieces, washer_pieces, Case,
+    GenerateConfig, LookFrom, Planned,
 };
-use crate::render::plan::pixel_in_frame;
 use crate::render::scene::{CameraSpec, FloorLook, Mark, PieceSpec, PoseSpec, Print, Scene, SCENE_FORMAT};
 use crate::render::shade::{hash, DIGIT_GAP, DIGIT_WIDTH, ROUNDEL_BAR_HALF_LENGTH};
-use crate::render::truth::{cap_edge_points, Truth};
+use crate::render::truth::Truth;
 use crate::render::RenderError;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
@@ -370,20 +369,8 @@ fn view_region(board: &Board, view: View, rng: &mut Pcg64) -> (f64, f64, f64, f6
 /// Lens, pose and framing: a camera that sees every piece and the view's region.
 fn place_camera(board: &Board, pieces: &[PieceSpec], view: View, lens: Lens, cfg: &GenerateConfig, rng: &mut Pcg64) -> CameraSpec {
     let (w, h) = (cfg.width, cfg.height);
-    let (mut x0, mut x1, mut y0, mut y1) = view_region(board, view, rng);
-    let mut must_see: Vec<BoardPoint3> = Vec::new();
-    for p in pieces {
-        for q in cap_edge_points(board, p, 12) {
-            x0 = x0.min(q.x_mm);
-            x1 = x1.max(q.x_mm);
-            y0 = y0.min(q.y_mm);
-            y1 = y1.max(q.y_mm);
-            must_see.push(q);
-        }
-    }
-    for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
-        must_see.push(BoardPoint3::new(x, y, 0.0));
-    }
+    let (x0, x1, y0, y1) = view_region(board, view, rng);
+    let ([x0, x1, y0, y1], must_see) = region_to_see(board, pieces, [x0, x1, y0, y1]);
     let target = BoardPoint3::new((x0 + x1) / 2.0, (y0 + y1) / 2.0, 0.0);
     let max_tilt = if lens == Lens::Fisheye { MAX_TILT_FISHEYE_DEG } else { MAX_TILT_BROWN_DEG };
     let tilt = rng.random_range(0.0..max_tilt).to_radians();
@@ -395,7 +382,7 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], view: View, lens: Lens, cfg
     } else {
         rng.random_range(0.0..std::f64::consts::TAU)
     };
-    let (distortion, mut fx) = match lens {
+    let (distortion, fx) = match lens {
         Lens::Brown => {
             let k1 = rng.random_range(-0.25..0.05);
             let k2 = if k1 < 0.0 { -k1 * rng.random_range(0.1..0.5) } else { 0.0 };
@@ -407,39 +394,11 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], view: View, lens: Lens, cfg
             (Distortion::fisheye(k[0], k[1], k[2], k[3]), range(rng, FISHEYE_FOCAL) * w as f64)
         }
     };
-    let invertible = |fx: f64| {
-        let cam = Camera { image_width: w, image_height: h, fx, fy: fx, cx: (w as f64 - 1.0) / 2.0, cy: (h as f64 - 1.0) / 2.0, distortion };
-        [(-0.5, -0.5), (w as f64, -0.5), (-0.5, h as f64), (w as f64, h as f64)].iter().all(|&(u, v)| cam.normalise(PixelPoint::new(u, v)).is_some())
-    };
-    while !invertible(fx) {
-        fx *= 1.05;
-    }
-    let cam = Camera {
-        image_width: w,
-        image_height: h,
-        fx,
-        fy: fx * rng.random_range(0.998..1.002),
-        cx: (w as f64 - 1.0) / 2.0 + rng.random_range(-15.0..15.0),
-        cy: (h as f64 - 1.0) / 2.0 + rng.random_range(-15.0..15.0),
-        distortion,
-    };
+    let cam = jittered_camera(rng, w, h, fx, distortion);
     let span = (x1 - x0).hypot(y1 - y0) / 2.0;
-    // From well inside to just far enough: the tightest framing that keeps everything in view.
-    let mut dist = 0.2 * span * fx / (h as f64 / 2.0);
-    for _ in 0..600 {
-        let position = BoardPoint3::new(
-            target.x_mm + dist * tilt.sin() * azimuth.cos(),
-            target.y_mm + dist * tilt.sin() * azimuth.sin(),
-            dist * tilt.cos(),
-        );
-        let pose = PoseSpec::LookAt { position, target, up: [yaw.cos(), yaw.sin(), 0.0] };
-        let p = pose.resolve().expect("a camera tilted at most 35 degrees is never looking along a horizontal up");
-        if must_see.iter().all(|q| pixel_in_frame(&cam, &p, *q, FRAME_MARGIN_PX).is_some()) {
-            return CameraSpec { intrinsics: cam, pose };
-        }
-        dist *= 1.02;
-    }
-    unreachable!("a camera 140000 times further away sees everything")
+    let look = LookFrom { target, tilt, azimuth, yaw, span };
+    // From well inside (a fisheye's corners reach far) to just far enough.
+    nearest_framing(cam, &look, &must_see, 0.2, 600).expect("a camera 140000 times further away sees everything")
 }
 
 /// The scenes of the varied set, in order, with their folder names.
