@@ -616,9 +616,15 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
 }
 
 /// Renders the whole set into `out_dir/<name>/`, on `threads` threads; returns each truth.
-pub fn generate(cfg: &GenerateConfig, out_dir: &Path, threads: usize, mut progress: impl FnMut(&str)) -> Result<Vec<Truth>, RenderError> {
+pub fn generate(cfg: &GenerateConfig, out_dir: &Path, threads: usize, progress: impl FnMut(&str)) -> Result<Vec<Truth>, RenderError> {
+    render_planned(plan_set(cfg)?, out_dir, threads, progress)
+}
+
+/// Renders planned scenes into `out_dir/<name>/` (image, truth, camera, scene), on
+/// `threads` threads, reporting each name when written; returns each truth.
+pub(crate) fn render_planned(planned: Vec<Planned>, out_dir: &Path, threads: usize, mut progress: impl FnMut(&str)) -> Result<Vec<Truth>, RenderError> {
     let mut truths = Vec::new();
-    for p in plan_set(cfg)? {
+    for p in planned {
         let img = crate::render::render(&p.scene, threads);
         truths.push(fixture::write(&out_dir.join(&p.name), &p.scene, &img, fixture::IMAGE_FILE)?);
         progress(&p.name);

@@ -10,10 +10,9 @@
 use crate::board::{Board, ConstructionKeys, GateBar, Layout};
 use crate::calls::FoulLine;
 use crate::camera::Distortion;
-use crate::fixture;
 use crate::geom::BoardPoint3;
 use crate::render::generate::{
-    draw_appearance, draw_effects, jittered_camera, lerp3, nearest_framing, place_lights, region_to_see, shuffle_pieces, sjoel_pieces, washer_pieces, Case,
+    draw_appearance, draw_effects, jittered_camera, lerp3, nearest_framing, place_lights, region_to_see, render_planned, shuffle_pieces, sjoel_pieces, washer_pieces, Case,
     GenerateConfig, LookFrom, Planned,
 };
 use crate::render::scene::{CameraSpec, FloorLook, Mark, PieceSpec, PoseSpec, Print, Scene, SCENE_FORMAT};
@@ -478,12 +477,6 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
 }
 
 /// Renders the varied set into `out_dir/<name>/`, on `threads` threads; returns each truth.
-pub fn generate(cfg: &GenerateConfig, out_dir: &Path, threads: usize, mut progress: impl FnMut(&str)) -> Result<Vec<Truth>, RenderError> {
-    let mut truths = Vec::new();
-    for p in plan_set(cfg)? {
-        let img = crate::render::render(&p.scene, threads);
-        truths.push(fixture::write(&out_dir.join(&p.name), &p.scene, &img, fixture::IMAGE_FILE)?);
-        progress(&p.name);
-    }
-    Ok(truths)
+pub fn generate(cfg: &GenerateConfig, out_dir: &Path, threads: usize, progress: impl FnMut(&str)) -> Result<Vec<Truth>, RenderError> {
+    render_planned(plan_set(cfg)?, out_dir, threads, progress)
 }
