@@ -50,6 +50,7 @@ pub fn classify(e: &(dyn Error + 'static)) -> Option<Failure> {
         frame::FrameError => frame_error,
         files::OutputError => output_error,
         locate::LocateError => locate_error,
+        setup::SetupError => setup_error,
         calibrate::CalibrateError => calibrate_error,
         rectify::RectifyError => rectify_error,
         detect::DetectError => detect_error,
@@ -115,6 +116,18 @@ fn locate_error(e: &crate::locate::LocateError) -> Failure {
         E::Frame { source } => frame_error(source),
         E::Camera { source } => camera_error(source),
         E::OpenCv { .. } => Failure::Internal,
+    }
+}
+
+fn setup_error(e: &crate::setup::SetupError) -> Failure {
+    use crate::setup::SetupError as E;
+    match e {
+        E::NoFrames | E::PointsNeedOneFrame { .. } => Failure::Usage,
+        E::FrameSizes { .. } => Failure::Input,
+        E::PointsUnconstrained { .. } | E::BoardNotFound { .. } | E::Unconstrained { .. } | E::NotConfirmed { .. } => Failure::Refused,
+        E::Locate(source) => locate_error(source),
+        E::Frame(source) => frame_error(source),
+        E::Camera(source) => camera_error(source),
     }
 }
 

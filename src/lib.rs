@@ -24,6 +24,7 @@ pub mod rectify;
 pub mod review;
 pub mod rules;
 pub mod score;
+pub mod setup;
 pub mod render;
 pub mod undistort;
 pub mod watch;

@@ -981,6 +981,28 @@ struct Refined {
     identified: bool,
 }
 
+/// How well the board's edges fit an image at a refined pose ([`Locator::edge_fit`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeFit {
+    pub pose: CameraPose,
+    /// Model edge samples inside the image.
+    pub samples: usize,
+    /// Of those, samples within the inlier distance of their image edge.
+    pub inliers: usize,
+    /// Model edges with at least one inlier.
+    pub edges: usize,
+    /// Each sample's squared distance to its image edge, capped at the inlier
+    /// distance's square (a missed sample costs the cap), summed, px^2.
+    pub truncated_cost_px2: f64,
+}
+
+impl EdgeFit {
+    /// The cost per sample, px^2.
+    pub fn mean_cost_px2(&self) -> f64 {
+        self.truncated_cost_px2 / self.samples.max(1) as f64
+    }
+}
+
 /// Finds the board in undistorted images. Owns its image scratch buffers.
 pub struct Locator {
     board_name: String,
@@ -1203,6 +1225,21 @@ impl Locator {
             position_sigma_mm: best.sigma_mm,
             features: best.features,
         }
+    }
+
+    /// Refines `start` against this image's edges and measures the fit, with
+    /// no verdict: for comparing trial cameras (`crate::setup`), where a poor
+    /// trial must still be measured. `None` if the refinement loses the board.
+    pub fn edge_fit(&mut self, und: &Undistorted, start: CameraPose) -> Result<Option<EdgeFit>, LocateError> {
+        self.prepare(und)?;
+        let cam = und.camera;
+        Ok(self.refine(&cam, start).map(|r| {
+            let (samples, inliers, inlier_ss) = r.features.iter().fold((0usize, 0usize, 0.0f64), |(s, i, ss), f| {
+                (s + f.samples, i + f.inliers, ss + if f.inliers > 0 { f.inliers as f64 * f.rms_px * f.rms_px } else { 0.0 })
+            });
+            let edges = r.features.iter().filter(|f| f.inliers > 0).count();
+            EdgeFit { pose: r.pose, samples, inliers, edges, truncated_cost_px2: inlier_ss + (samples - inliers) as f64 * INLIER_PX * INLIER_PX }
+        }))
     }
 
     /// Refines a known approximate pose (e.g. the previous frame's, or one from

@@ -304,6 +304,34 @@ Exit code 4 when the board is not found or the fit is poor.")]
         #[arg(long)]
         overlay: Option<std::path::PathBuf>,
     },
+    /// Set up a camera from the board itself (no chessboard): estimate the focal length, radial distortion and pose
+    /// from one or more frames of the board, automatically or from four or more typed points; writes camera.yaml,
+    /// pose.yaml (pose-N.yaml for several frames) and overlay.png into the output folder and prints the estimate
+    /// with its uncertainty (JSON). See docs/camera.md.
+    #[command(after_help = "Example: boardcall setup frame.jpg --board holeyboard -o setup/\n\
+           boardcall setup frame.jpg --board sjoelbak --points corners.txt --lens fisheye -o setup/\n\
+Assumes square pixels, the principal point at the image centre and no tangential distortion (said in the output).\n\
+Exit code 4 when the frames do not constrain the camera or the board is not confirmed.")]
+    Setup {
+        /// Frames of the board from this camera (one is enough when the board is seen at a slant).
+        #[arg(required = true)]
+        images: Vec<std::path::PathBuf>,
+        /// A built-in board name, NAME@VARIANT, or a board file.
+        #[arg(long)]
+        board: String,
+        /// Four or more known board points and their image positions in the (single) frame, as `locate --points`.
+        #[arg(long)]
+        points: Option<std::path::PathBuf>,
+        /// The lens model of the camera written.
+        #[arg(long, value_enum, default_value_t = LensArg::Brown)]
+        lens: LensArg,
+        /// Estimate the focal length only (no radial distortion; a fisheye stays equidistant).
+        #[arg(long)]
+        no_distortion: bool,
+        /// The folder to write camera.yaml, pose.yaml and overlay.png into (created if missing).
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+    },
     /// The top-down metric view of the board plane (target end at the bottom).
     #[command(after_help = "Example: boardcall rectify image.jpg --board holeyboard --camera camera.yaml --pose pose.yaml -o top.png --mm-per-px 1")]
     Rectify {
@@ -673,6 +701,9 @@ fn run(cli: Cli) -> Result<()> {
             let cfg = boardcall::calibrate::CalibrateConfig { fix_aspect_ratio, zero_tangent, fix_k3, ..Default::default() };
             run_calibrate(&pattern, &images, &output, cfg)?;
         }
+        Command::Setup { images, board, points, lens, no_distortion, output } => {
+            run_setup(&images, &board, points.as_deref(), lens, no_distortion, &output)?;
+        }
         Command::Locate { image, board, camera, output, points, overlay } => {
             run_locate(&image, &board, &camera, output.as_deref(), points.as_deref(), overlay.as_deref())?;
         }
@@ -818,6 +849,55 @@ fn run_locate(
         pose.save(path)?;
     }
     say!("{}", serde_json::to_string_pretty(&pose)?);
+    Ok(())
+}
+
+/// The lens models `setup` can estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LensArg {
+    Brown,
+    Fisheye,
+}
+
+fn run_setup(
+    images: &[std::path::PathBuf],
+    board: &str,
+    points: Option<&std::path::Path>,
+    lens: LensArg,
+    no_distortion: bool,
+    output: &std::path::Path,
+) -> Result<()> {
+    use boardcall::setup::{self, SetupConfig};
+    let mut inputs: Vec<Role> = images.iter().map(|p| Role::new(p, "frame")).collect();
+    inputs.extend(points.map(|p| Role::new(p, "points file")));
+    inputs.extend(board_file(board).map(|p| Role::new(p, "board file")));
+    let camera_out = output.join("camera.yaml");
+    let pose_outs: Vec<std::path::PathBuf> =
+        if images.len() == 1 { vec![output.join("pose.yaml")] } else { (0..images.len()).map(|i| output.join(format!("pose-{i}.yaml"))).collect() };
+    let overlay_out = output.join("overlay.png");
+    let mut outputs = vec![Role::new(&camera_out, "camera.yaml"), Role::new(&overlay_out, "overlay.png")];
+    outputs.extend(pose_outs.iter().map(|p| Role::new(p, "pose file")));
+    check_outputs(&inputs, &outputs)?;
+    let board = Board::load(board)?;
+    let frames = images.iter().map(|p| boardcall::frame::Frame::load(p)).collect::<Result<Vec<_>, _>>()?;
+    let pts = points.map(boardcall::locate::read_points).transpose()?;
+    let lens = match lens {
+        LensArg::Brown => boardcall::camera::LensModel::Brown,
+        LensArg::Fisheye => boardcall::camera::LensModel::Fisheye,
+    };
+    let cfg = SetupConfig { lens, distortion: !no_distortion, ..SetupConfig::default() };
+    let est = setup::setup(&board, &frames, pts.as_deref(), &cfg)?;
+    std::fs::create_dir_all(output).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output.display()))?;
+    est.camera.save(&camera_out, &[("setup_focal_sigma_px", est.focal_sigma_px)])?;
+    for (bp, path) in est.poses.iter().zip(&pose_outs) {
+        bp.save(path)?;
+    }
+    // The overlay of the first frame: the board model drawn with the set-up camera and pose.
+    let mut und = boardcall::undistort::Undistorter::new(est.camera, Default::default())?;
+    let u = und.run(&frames[0])?;
+    let mut locator = boardcall::locate::Locator::new(&board, boardcall::locate::LocateConfig::default());
+    boardcall::frame::write_png(&locator.overlay(&u, &est.poses[0].pose)?, &overlay_out)?;
+    say!("{}", serde_json::to_string_pretty(&est)?);
     Ok(())
 }
 

@@ -1,0 +1,283 @@
+//! Camera set-up from the board itself: the intrinsics (focal length, radial distortion) and the pose, estimated
+//! from the board's known geometry in one or more frames, for a user with no chessboard (`docs/camera.md`).
+//!
+//! Two starts, one refinement.
+//!
+//! - **Typed points** (`--points`, as `locate` takes them; four or more): for each trial focal length the points
+//!   give a pose (OpenCV's `solvePnP`), and the focal length whose pose reprojects the points best is the start
+//!   ([`points::focal_from_points`]). Four points on the board plane leave two residual degrees of freedom, enough
+//!   for the one unknown of a camera with square pixels and its principal point at the centre.
+//! - **Automatic**: the board is located ([`crate::locate::Locator::run`]) under a ladder of focal-length guesses
+//!   ([`focal_guesses`]), and the confirmed fit whose edges fit best is the start.
+//!
+//! The refinement ([`refine::Refiner`]) then adjusts the focal length and the lens's first radial coefficient against
+//! the board's own edges (its outline, lines and holes must come out where the rules put them, straight lines
+//! straight): for each trial camera every frame's pose is refit to its edges, and the camera that leaves the
+//! smallest edge residual wins. The uncertainty comes from the residual's curvature at its minimum. A frame that
+//! does not constrain the focal length (a board seen square on, where a nearer camera with a wider lens looks the
+//! same) is refused, as is a final pose that `locate`'s own verdict does not confirm.
+//!
+//! What is assumed, and said so in the output: square pixels and the principal point at the image centre (a
+//! single view of a plane cannot tell them apart from the pose), no tangential distortion.
+
+pub mod points;
+pub mod refine;
+
+use crate::board::Board;
+use crate::camera::{Camera, CameraError, CameraPose, Distortion, KannalaBrandt, LensModel};
+use crate::frame::{Frame, FrameError};
+use crate::locate::{BoardPose, Correspondence, LocateConfig, LocateError, Locator};
+use crate::undistort::Undistorter;
+use serde::Serialize;
+
+/// The automatic start's ladder of focal-length guesses, as multiples of the image width: (first, last, ratio).
+///
+/// Brown lenses: from 0.3 (about 118 degrees across the width) to about 2.3 (25 degrees), the range of webcams,
+/// phone and action cameras over a board, in 25 % steps: `locate` finds a board seen through a mildly distorted
+/// lens from a focal length some 15 % off, so one guess is always near enough.
+pub const BROWN_GUESSES: (f64, f64, f64) = (0.3, 2.3, 1.25);
+/// Fisheye lenses: from 0.25 (an equidistant fisheye's 229 degrees across the width; the frame's corners beyond
+/// its circle) to 1.0, in 4 % steps: a fisheye's focal length is also its distortion, and a few per cent off
+/// bends the board's straight edges past what `locate`'s straight-line search accepts.
+pub const FISHEYE_GUESSES: (f64, f64, f64) = (0.25, 1.0, 1.04);
+/// The ladder stops this many guesses after its best confirmed fit when none of them fits better.
+const GUESSES_PAST_BEST: usize = 3;
+
+/// The automatic start's focal-length guesses for a lens model, px for an image `width` px wide.
+pub fn focal_guesses(lens: LensModel, width: u32) -> Vec<f64> {
+    let (first, last, ratio) = match lens {
+        LensModel::Brown => BROWN_GUESSES,
+        LensModel::Fisheye => FISHEYE_GUESSES,
+    };
+    let mut out = Vec::new();
+    let mut k = first;
+    while k <= last * (1.0 + 1e-9) {
+        out.push(k * width as f64);
+        k *= ratio;
+    }
+    out
+}
+
+/// Largest relative standard deviation of the focal length that is accepted: beyond it the frames do not
+/// constrain the lens (a board seen square on, or too little of it in view).
+pub const MAX_RELATIVE_FOCAL_SIGMA: f64 = 0.02;
+
+/// Errors of the camera set-up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("no frames given")]
+    NoFrames,
+    #[error("frame {index} is {got_width}x{got_height}, the first is {want_width}x{want_height}: all frames must come from one camera")]
+    FrameSizes { index: usize, got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
+    #[error("typed points are for one frame; {frames} frames were given")]
+    PointsNeedOneFrame { frames: usize },
+    #[error("the points do not fix the focal length: {reason}")]
+    PointsUnconstrained { reason: String },
+    #[error("the board was not found in frame {index} with any focal length from {min_fov_deg:.0} to {max_fov_deg:.0} degrees wide: {reason}")]
+    BoardNotFound { index: usize, min_fov_deg: f64, max_fov_deg: f64, reason: String },
+    #[error("the frames do not constrain the {what}: {reason}")]
+    Unconstrained { what: &'static str, reason: String },
+    #[error("the set-up camera's pose is not confirmed by frame {index}")]
+    NotConfirmed {
+        index: usize,
+        #[source]
+        source: LocateError,
+    },
+    #[error(transparent)]
+    Locate(#[from] LocateError),
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error(transparent)]
+    Camera(#[from] CameraError),
+}
+
+impl SetupError {
+    /// Whether the frames were read but give no trustworthy camera (exit code 4), rather than bad input.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            SetupError::PointsUnconstrained { .. } | SetupError::BoardNotFound { .. } | SetupError::Unconstrained { .. } | SetupError::NotConfirmed { .. } => true,
+            SetupError::Locate(e) => e.is_refusal(),
+            _ => false,
+        }
+    }
+}
+
+/// What the set-up estimates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SetupConfig {
+    /// The lens model of the camera written.
+    pub lens: LensModel,
+    /// Estimate radial distortion (the first radial coefficient, Brown's or Kannala-Brandt's k1); otherwise none
+    /// (Brown) or the plain equidistant fisheye.
+    pub distortion: bool,
+    /// The verdict applied to the final pose in every frame.
+    pub locate: LocateConfig,
+}
+
+impl Default for SetupConfig {
+    fn default() -> Self {
+        SetupConfig { lens: LensModel::Brown, distortion: true, locate: LocateConfig::default() }
+    }
+}
+
+/// How the estimate started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetupStart {
+    Points,
+    Automatic,
+}
+
+/// The set-up's result: the camera, each frame's pose, and how well they are known.
+#[derive(Debug, Clone, Serialize)]
+pub struct CameraSetup {
+    pub start: SetupStart,
+    pub lens: LensModel,
+    #[serde(serialize_with = "serialise_camera")]
+    pub camera: Camera,
+    /// One standard deviation of the focal length, px.
+    pub focal_sigma_px: f64,
+    /// One standard deviation of each estimated distortion coefficient (in the order of `distortion`).
+    pub distortion_sigma: Vec<f64>,
+    /// Per frame: the pose found with the set-up camera, as `locate` reports it.
+    pub poses: Vec<BoardPose>,
+    /// Mean truncated edge residual per model edge sample at the estimate, px^2 (a missed sample counts 1).
+    pub edge_cost_px2: f64,
+    /// What the estimate assumes rather than measures.
+    pub assumptions: Vec<&'static str>,
+}
+
+fn serialise_camera<S: serde::Serializer>(c: &Camera, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut st = s.serialize_struct("Camera", 7)?;
+    st.serialize_field("image_width", &c.image_width)?;
+    st.serialize_field("image_height", &c.image_height)?;
+    st.serialize_field("fx", &c.fx)?;
+    st.serialize_field("fy", &c.fy)?;
+    st.serialize_field("cx", &c.cx)?;
+    st.serialize_field("cy", &c.cy)?;
+    st.serialize_field("distortion", &c.distortion.named_coefficients().into_iter().collect::<std::collections::BTreeMap<_, _>>())?;
+    st.end()
+}
+
+/// A camera of the given size and lens with square pixels, the principal point at the centre and focal length `f`.
+pub fn centred_camera(width: u32, height: u32, f: f64, lens: LensModel) -> Camera {
+    let distortion = match lens {
+        LensModel::Brown => Distortion::NONE,
+        LensModel::Fisheye => Distortion::Fisheye(KannalaBrandt::default()),
+    };
+    Camera { image_width: width, image_height: height, fx: f, fy: f, cx: (width as f64 - 1.0) / 2.0, cy: (height as f64 - 1.0) / 2.0, distortion }
+}
+
+/// Sets up a camera from frames of `board`; `points` (for a single frame) replace the automatic start.
+pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>, cfg: &SetupConfig) -> Result<CameraSetup, SetupError> {
+    let first = frames.first().ok_or(SetupError::NoFrames)?;
+    let (w, h) = (first.width(), first.height());
+    for (index, f) in frames.iter().enumerate() {
+        if (f.width(), f.height()) != (w, h) {
+            return Err(SetupError::FrameSizes { index, got_width: f.width(), got_height: f.height(), want_width: w, want_height: h });
+        }
+    }
+    let (start, camera, poses) = match points {
+        Some(pts) => {
+            if frames.len() != 1 {
+                return Err(SetupError::PointsNeedOneFrame { frames: frames.len() });
+            }
+            let (camera, pose) = points::focal_from_points(board, w, h, pts, cfg.lens)?;
+            (SetupStart::Points, camera, vec![pose])
+        }
+        None => {
+            let (camera, poses) = automatic_start(board, frames, cfg)?;
+            (SetupStart::Automatic, camera, poses)
+        }
+    };
+    let mut refiner = refine::Refiner::new(board, frames, cfg.lens);
+    let est = refiner.run(camera, poses, cfg.distortion)?;
+    // The final word is locate's own verdict in every frame, with the set-up camera.
+    let mut confirmed = Vec::with_capacity(frames.len());
+    let mut locator = Locator::new(board, cfg.locate);
+    for (index, (frame, pose)) in frames.iter().zip(&est.poses).enumerate() {
+        let mut und = Undistorter::new(est.camera, Default::default())?;
+        let u = und.run(frame)?;
+        let bp = locator.refine_from(&u, *pose).map_err(|source| SetupError::NotConfirmed { index, source })?;
+        confirmed.push(bp);
+    }
+    let mut assumptions = vec!["square pixels (fx = fy)", "principal point at the image centre", "no tangential distortion"];
+    if !cfg.distortion {
+        assumptions.push(match cfg.lens {
+            LensModel::Brown => "no radial distortion",
+            LensModel::Fisheye => "an equidistant fisheye (theta_d = theta)",
+        });
+    }
+    Ok(CameraSetup {
+        start,
+        lens: cfg.lens,
+        camera: est.camera,
+        focal_sigma_px: est.focal_sigma_px,
+        distortion_sigma: est.distortion_sigma,
+        poses: confirmed,
+        edge_cost_px2: est.mean_cost_px2,
+        assumptions,
+    })
+}
+
+/// The automatic start: each frame located under the ladder of focal-length guesses; the guess whose fits (confirmed
+/// or the best candidate) leave the smallest edge residual over all frames.
+fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig) -> Result<(Camera, Vec<CameraPose>), SetupError> {
+    let (w, h) = (frames[0].width(), frames[0].height());
+    let fov = |f: f64| 2.0 * (0.5 * w as f64 / f).atan().to_degrees();
+    let guesses = focal_guesses(cfg.lens, w);
+    let mut locator = Locator::new(board, cfg.locate);
+    // (confirmed in every frame, score, camera, poses): a guess whose fits locate confirms beats any that it
+    // refuses; among equals the larger score wins (inlier edge samples times their share of the samples in view,
+    // as locate ranks its own candidates: a per-sample residual alone favours a fit that sees little).
+    let mut best: Option<(bool, f64, Camera, Vec<CameraPose>)> = None;
+    let mut since_best = 0usize;
+    let mut last_reason = String::from("no focal length tried");
+    let mut unfound = 0usize;
+    for &f in &guesses {
+        if best.as_ref().is_some_and(|b| b.0) && since_best >= GUESSES_PAST_BEST {
+            break;
+        }
+        since_best += 1;
+        let camera = centred_camera(w, h, f, cfg.lens);
+        let mut und = Undistorter::new(camera, Default::default())?;
+        let mut poses = Vec::with_capacity(frames.len());
+        let mut score = 0.0;
+        let mut confirmed = true;
+        for (index, frame) in frames.iter().enumerate() {
+            let u = und.run(frame)?;
+            // A guess a few per cent off leaves the board's edges a little bent or stretched, and locate's verdict
+            // may refuse the right pose for it: its best candidate may still start the refinement, whose result
+            // faces the verdict again with the refined camera.
+            let found = match locator.run(&u) {
+                Ok(bp) => Some(bp.pose),
+                Err(e) if e.is_refusal() => {
+                    last_reason = format!("frame {index} at {:.0} degrees: {e}", fov(f));
+                    unfound = index;
+                    confirmed = false;
+                    locator.last_candidate()
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let Some(pose) = found else { break };
+            let Some(fit) = locator.edge_fit(&u, pose)? else { break };
+            score += (fit.inliers * fit.inliers) as f64 / fit.samples.max(1) as f64;
+            poses.push(fit.pose);
+        }
+        let better = |b: &(bool, f64, Camera, Vec<CameraPose>)| (confirmed, score) > (b.0, b.1);
+        if poses.len() == frames.len() && best.as_ref().is_none_or(better) {
+            best = Some((confirmed, score, camera, poses));
+            since_best = 0;
+        }
+    }
+    let Some((_, _, camera, poses)) = best else {
+        return Err(SetupError::BoardNotFound {
+            index: unfound,
+            min_fov_deg: fov(guesses[guesses.len() - 1]),
+            max_fov_deg: fov(guesses[0]),
+            reason: last_reason,
+        });
+    };
+    Ok((camera, poses))
+}

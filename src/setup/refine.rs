@@ -1,0 +1,438 @@
+//! The camera set-up's refinement: the focal length and radial distortion that make the board's edges fit best.
+//!
+//! Each trial camera undistorts every frame, each frame's pose is refit to the board's edges
+//! ([`crate::locate::Locator::edge_fit`]), and the trial's cost is the truncated edge residual per model edge
+//! sample over all frames. One unknown at a time (log focal length, then the first radial coefficient, then the
+//! focal length again), over a coarse grid and then a fine one, with a parabola through the fine grid's lowest points
+//! for the minimum and its curvature: the standard deviation is `sqrt(sigma^2 / a)` for a cost `a (x - x*)^2`
+//! above its minimum and a per-sample residual variance `sigma^2`, holding the other unknowns fixed (so it
+//! understates what their correlation adds). The samples along one edge are not independent (they share its
+//! blur, its shading, and whatever the maker or the model got wrong about it), so each edge counts as one
+//! measurement: the variance is scaled by samples per confirmed edge.
+
+use super::SetupError;
+use crate::board::Board;
+use crate::camera::{BrownConrady, Camera, CameraPose, Distortion, KannalaBrandt, LensModel};
+use crate::frame::Frame;
+use crate::locate::{LocateConfig, Locator};
+use crate::undistort::Undistorter;
+
+/// One unknown's search: a coarse grid `centre +- coarse_half` in `coarse_step`s, then a fine grid of
+/// [`FINE_POINTS`] in `fine_step`s around the coarse grid's best.
+#[derive(Debug, Clone, Copy)]
+struct Search {
+    name: &'static str,
+    coarse_half: f64,
+    coarse_step: f64,
+    fine_step: f64,
+}
+
+/// Least share of the cost's variation around the minimum that the parabola must explain: below it the trials
+/// jump (a pose refit that lost some edges), and its minimum and curvature mean nothing.
+const MIN_BOWL_R2: f64 = 0.8;
+/// The joint bowl's grid spacing, in fine steps: wide enough that the cost's small jumps (samples crossing the
+/// inlier distance) do not swamp its curvature.
+const JOINT_STEPS: f64 = 3.0;
+/// Fine steps the search may walk on past its grid while the lowest trial is at an end.
+const MAX_FINE_WALK: usize = 12;
+/// Fine trials around the lowest that the parabola goes through.
+const BOWL_POINTS: usize = 5;
+/// Points of the fine grid (odd: centred on the coarse best).
+const FINE_POINTS: usize = 7;
+
+/// Log focal length: +-20 % in 5 % steps, then 1 % steps. The start (typed points or the best of the automatic
+/// ladder) is within a few per cent; the coarse grid also catches a ladder step's 40 %.
+const FOCAL: Search = Search { name: "focal length", coarse_half: 0.2, coarse_step: 0.05, fine_step: 0.01 };
+/// Brown k1: barrel and pincushion lenses of webcams and phones (|k1| up to 0.3 at r = 1). Only the first radial
+/// coefficient: one view of a board does not separate k2 from k1 (they trade off over the radii the board covers).
+const BROWN_K1: Search = Search { name: "k1", coarse_half: 0.3, coarse_step: 0.05, fine_step: 0.01 };
+/// Kannala-Brandt k1: near-equidistant fisheyes deviate by a few per cent at the edge of the field.
+const FISHEYE_K1: Search = Search { name: "k1", coarse_half: 0.1, coarse_step: 0.025, fine_step: 0.005 };
+
+/// The refinement's result.
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    pub camera: Camera,
+    pub poses: Vec<CameraPose>,
+    pub focal_sigma_px: f64,
+    pub distortion_sigma: Vec<f64>,
+    pub mean_cost_px2: f64,
+}
+
+/// Owns the locator and the frames' refit poses while trial cameras are compared.
+pub struct Refiner<'a> {
+    frames: &'a [Frame],
+    lens: LensModel,
+    locator: Locator,
+}
+
+/// A trial's measurement.
+#[derive(Debug, Clone)]
+struct Trial {
+    /// Truncated cost per sample, px^2 (infinite if a frame lost the board).
+    cost: f64,
+    /// Inlier residual variance per sample, px^2.
+    sigma2: f64,
+    /// Total samples.
+    samples: usize,
+    /// Confirmed edges over all frames.
+    edges: usize,
+    poses: Vec<CameraPose>,
+}
+
+impl<'a> Refiner<'a> {
+    pub fn new(board: &Board, frames: &'a [Frame], lens: LensModel) -> Refiner<'a> {
+        Refiner { frames, lens, locator: Locator::new(board, LocateConfig::default()) }
+    }
+
+    /// Refines `camera` and the frames' `poses` (one per frame).
+    pub fn run(&mut self, camera: Camera, poses: Vec<CameraPose>, distortion: bool) -> Result<Estimate, SetupError> {
+        let mut cam = camera;
+        let mut poses = poses;
+        let k1 = match self.lens {
+            LensModel::Brown => BROWN_K1,
+            LensModel::Fisheye => FISHEYE_K1,
+        };
+        let mut schedule = vec![(0usize, FOCAL)];
+        if distortion {
+            schedule.extend([(1, k1), (0, FOCAL)]);
+        }
+        let mut sigmas = [f64::NAN; 3];
+        let mut last = None;
+        for (i, (which, search)) in schedule.iter().enumerate() {
+            // The last focal pass only polishes: its fine grid alone.
+            let fine_only = i > 0 && *which == 0;
+            let (best, sigma, trial) = self.line_search(&cam, &poses, *which, *search, fine_only)?;
+            cam = with_param(&cam, *which, best, self.lens);
+            poses = trial.poses.clone();
+            sigmas[*which] = sigma;
+            last = Some(trial);
+        }
+        let trial = last.expect("the schedule is not empty");
+        if distortion {
+            // The focal length and k1 trade off (a fisheye's especially: both stretch the image outwards), and
+            // each line search held the other fixed: the joint bowl gives their marginal uncertainties.
+            let (sf, sk) = self.joint_sigmas(&cam, &poses, [JOINT_STEPS * FOCAL.fine_step, JOINT_STEPS * k1.fine_step])?;
+            sigmas[0] = sigmas[0].max(sf);
+            sigmas[1] = sigmas[1].max(sk);
+        }
+        let focal_sigma_px = sigmas[0] * cam.fx;
+        if !(focal_sigma_px <= super::MAX_RELATIVE_FOCAL_SIGMA * cam.fx) {
+            return Err(SetupError::Unconstrained {
+                what: "focal length",
+                reason: format!(
+                    "its uncertainty is {:.1} % (limit {:.0} %): show the board at a slant, or more of it, or type points",
+                    100.0 * focal_sigma_px / cam.fx,
+                    100.0 * super::MAX_RELATIVE_FOCAL_SIGMA
+                ),
+            });
+        }
+        let distortion_sigma = if distortion { vec![sigmas[1]] } else { Vec::new() };
+        Ok(Estimate { camera: cam, poses, focal_sigma_px, distortion_sigma, mean_cost_px2: trial.cost })
+    }
+
+    /// Marginal standard deviations of the log focal length and k1 from a quadratic fitted to the cost on a 3 x 3
+    /// grid of `steps` around `cam` (each trial refit from the centre's fit), each edge one measurement.
+    fn joint_sigmas(&mut self, cam: &Camera, poses: &[CameraPose], steps: [f64; 2]) -> Result<(f64, f64), SetupError> {
+        let centre = [param(cam, 0), param(cam, 1)];
+        let mut rows: Vec<([f64; 6], f64)> = Vec::with_capacity(9);
+        let mut at_centre = None;
+        for i in -1i32..=1 {
+            for j in -1i32..=1 {
+                let (u, v) = (i as f64 * steps[0], j as f64 * steps[1]);
+                let c = with_param(&with_param(cam, 0, centre[0] + u, self.lens), 1, centre[1] + v, self.lens);
+                let t = self.trial_camera(cam, &c, poses)?;
+                if !t.cost.is_finite() {
+                    return Err(SetupError::Unconstrained { what: "focal length", reason: "the board's edges are lost next to the best camera".into() });
+                }
+                if i == 0 && j == 0 {
+                    at_centre = Some(t.clone());
+                }
+                rows.push(([u * u, v * v, u * v, u, v, 1.0], t.cost));
+            }
+        }
+        let t = at_centre.expect("the grid has a centre");
+        // Least squares for cost = a u^2 + b v^2 + c u v + d u + e v + f.
+        let mut m = [[0.0f64; 6]; 6];
+        let mut r = [0.0f64; 6];
+        for (row, y) in &rows {
+            for a in 0..6 {
+                for b in 0..6 {
+                    m[a][b] += row[a] * row[b];
+                }
+                r[a] += row[a] * y;
+            }
+        }
+        let Some(q) = solve(m, r) else {
+            return Err(SetupError::Unconstrained { what: "focal length", reason: "the trials around the best camera do not fix a bowl".into() });
+        };
+        // Cost per sample: the Hessian of the summed cost is samples * [[2a, c], [c, 2b]].
+        let (h11, h22, h12) = (2.0 * q[0], 2.0 * q[1], q[2]);
+        let det = h11 * h22 - h12 * h12;
+        if !(h11 > 0.0 && h22 > 0.0 && det > 0.0) {
+            return Err(SetupError::Unconstrained {
+                what: "focal length",
+                reason: "the focal length and k1 trade off along a valley of equal fit: the frames do not tell them apart".into(),
+            });
+        }
+        let per_edge = t.samples as f64 / t.edges.max(1) as f64;
+        let scale = t.sigma2 * per_edge / t.samples.max(1) as f64;
+        Ok(((scale * h22 / det).sqrt(), (scale * h11 / det).sqrt()))
+    }
+
+    /// Minimises the cost over unknown `which` (0: log focal length, 1: k1, 2: k2), the others held.
+    /// Returns the best value (log f for the focal length), its standard deviation and the trial there.
+    fn line_search(&mut self, cam: &Camera, poses: &[CameraPose], which: usize, s: Search, fine_only: bool) -> Result<(f64, f64, Trial), SetupError> {
+        let x0 = param(cam, which);
+        let mut coarse_best = x0;
+        // The camera and poses the fine grid starts from: the coarse best's own fit.
+        let mut start: (Camera, Vec<CameraPose>) = (*cam, poses.to_vec());
+        // Every trial of this search: (value, cost).
+        let mut seen: Vec<(f64, f64)> = Vec::new();
+        if !fine_only {
+            let n = (s.coarse_half / s.coarse_step).round() as usize;
+            let trials = self.sweep(cam, poses, which, x0, s.coarse_step, n)?;
+            let best = trials.iter().map(|(x, t)| (t.cost, *x)).fold((f64::INFINITY, x0), |b, c| if c.0 < b.0 { c } else { b });
+            seen.extend(trials.iter().map(|(x, t)| (*x, t.cost)));
+            if !best.0.is_finite() {
+                return Err(SetupError::Unconstrained { what: s.name, reason: "the board's edges were lost at every trial value".into() });
+            }
+            if (best.1 - x0).abs() > s.coarse_half - s.coarse_step / 2.0 {
+                return Err(SetupError::Unconstrained {
+                    what: s.name,
+                    reason: format!("the best trial lies at the end of the range searched ({} {:.3})", s.name, shown(which, best.1)),
+                });
+            }
+            coarse_best = best.1;
+            if let Some((_, t)) = trials.iter().find(|(x, _)| *x == best.1) {
+                start = (with_param(cam, which, best.1, self.lens), t.poses.clone());
+            }
+        }
+        let half = (FINE_POINTS / 2) as usize;
+        let mut fine = self.sweep(&start.0, &start.1, which, coarse_best, s.fine_step, half)?;
+        // Walk on while the fine grid's lowest trial is at one of its ends: each step refit from its neighbour.
+        for _ in 0..MAX_FINE_WALK {
+            let lowest = (0..fine.len()).min_by(|&a, &b| fine[a].1.cost.total_cmp(&fine[b].1.cost)).expect("not empty");
+            let (end, dir) = if lowest == 0 { (0, -1.0) } else if lowest == fine.len() - 1 { (fine.len() - 1, 1.0) } else { break };
+            let (x_end, t_end) = (fine[end].0, fine[end].1.clone());
+            let x = x_end + dir * s.fine_step;
+            let t = self.trial(&with_param(cam, which, x_end, self.lens), &t_end.poses, which, x)?;
+            if dir < 0.0 {
+                fine.insert(0, (x, t));
+            } else {
+                fine.push((x, t));
+            }
+        }
+        // The parabola goes through the fine trials around the lowest: the truncated cost is a bowl only near its
+        // minimum (further out, edges leave the inlier distance and it levels off).
+        let lowest = (0..fine.len()).min_by(|&a, &b| fine[a].1.cost.total_cmp(&fine[b].1.cost)).expect("not empty");
+        let lo_i = lowest.saturating_sub(BOWL_POINTS / 2).min(fine.len().saturating_sub(BOWL_POINTS));
+        let bowl = &fine[lo_i..(lo_i + BOWL_POINTS).min(fine.len())];
+        seen.extend(fine.iter().map(|(x, t)| (*x, t.cost)));
+        let (xs, costs): (Vec<f64>, Vec<f64>) = bowl.iter().map(|(x, t)| (*x, t.cost)).unzip();
+        let best_fit = (with_param(cam, which, fine[lowest].0, self.lens), fine[lowest].1.poses.clone());
+        let (x_star, curvature, r2) = parabola_minimum(&xs, &costs).ok_or_else(|| SetupError::Unconstrained {
+            what: s.name,
+            reason: format!("the edge residual does not rise on either side of the best {} (it is flat there)", s.name),
+        })?;
+        if r2 < MIN_BOWL_R2 {
+            return Err(SetupError::Unconstrained {
+                what: s.name,
+                reason: format!(
+                    "the edge residual is no smooth bowl around the best {} (a parabola explains {:.0} % of it): the fit jumps between poses there",
+                    s.name,
+                    100.0 * r2
+                ),
+            });
+        }
+        let (lo, hi) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+        // The minimum must lie inside the fine grid: beyond it the parabola is extrapolated.
+        let x_star = x_star.clamp(lo, hi);
+        let t = self.trial(&best_fit.0, &best_fit.1, which, x_star)?;
+        // Cost per sample a (x - x*)^2: the summed cost rises by samples * a, against per-sample variance sigma^2,
+        // scaled by the samples per edge (each edge one independent measurement).
+        let per_edge = t.samples as f64 / t.edges.max(1) as f64;
+        let sigma = (t.sigma2 * per_edge / (curvature * t.samples.max(1) as f64)).sqrt();
+        Ok((x_star, sigma, t))
+    }
+
+    /// Trials at `x0 + i step` for `i` in `-n..=n`, each refit from its neighbour's fit on the side of `x0`
+    /// (continuation: the poses follow the camera smoothly, where every trial started from `poses` would lose
+    /// the board a few steps out). Returns them in order of `x`.
+    fn sweep(&mut self, cam: &Camera, poses: &[CameraPose], which: usize, x0: f64, step: f64, n: usize) -> Result<Vec<(f64, Trial)>, SetupError> {
+        let centre = self.trial(cam, poses, which, x0)?;
+        let mut out = vec![(x0, centre.clone())];
+        for dir in [1.0, -1.0] {
+            let (mut from_cam, mut from_poses) = if centre.cost.is_finite() { (with_param(cam, which, x0, self.lens), centre.poses.clone()) } else { (*cam, poses.to_vec()) };
+            for i in 1..=n {
+                let x = x0 + dir * i as f64 * step;
+                let t = self.trial(&from_cam, &from_poses, which, x)?;
+                if t.cost.is_finite() {
+                    from_cam = with_param(cam, which, x, self.lens);
+                    from_poses = t.poses.clone();
+                }
+                out.push((x, t));
+            }
+        }
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Ok(out)
+    }
+
+    /// The cost of the camera with unknown `which` set to `x`, each frame's pose refit from `poses`.
+    fn trial(&mut self, cam: &Camera, poses: &[CameraPose], which: usize, x: f64) -> Result<Trial, SetupError> {
+        let trial_cam = with_param(cam, which, x, self.lens);
+        self.trial_camera(cam, &trial_cam, poses)
+    }
+
+    /// The cost of `trial_cam`, each frame's pose refit from `poses` (which belong to `cam`).
+    fn trial_camera(&mut self, cam: &Camera, trial_cam: &Camera, poses: &[CameraPose]) -> Result<Trial, SetupError> {
+        let trial_cam = *trial_cam;
+        if trial_cam.check().is_err() {
+            return Ok(Trial { cost: f64::INFINITY, sigma2: f64::NAN, samples: 0, edges: 0, poses: poses.to_vec() });
+        }
+        let mut und = Undistorter::new(trial_cam, Default::default())?;
+        let scale = trial_cam.fx / cam.fx;
+        let (mut cost, mut samples, mut inlier_ss, mut inliers, mut edges) = (0.0, 0usize, 0.0, 0usize, 0usize);
+        let mut out = Vec::with_capacity(poses.len());
+        for (frame, pose) in self.frames.iter().zip(poses) {
+            let u = und.run(frame)?;
+            // A longer lens sees the same picture from further away: the board moves out along the rays.
+            let start = CameraPose { translation: pose.translation.map(|t| t * scale), ..*pose };
+            let Some(fit) = self.locator.edge_fit(&u, start)? else {
+                return Ok(Trial { cost: f64::INFINITY, sigma2: f64::NAN, samples: 0, edges: 0, poses: poses.to_vec() });
+            };
+            cost += fit.truncated_cost_px2;
+            samples += fit.samples;
+            inliers += fit.inliers;
+            edges += fit.edges;
+            inlier_ss += fit.truncated_cost_px2 - (fit.samples - fit.inliers) as f64;
+            out.push(fit.pose);
+        }
+        Ok(Trial { cost: cost / samples.max(1) as f64, sigma2: inlier_ss / inliers.max(1) as f64, samples, edges, poses: out })
+    }
+}
+
+/// Unknown `which` of a camera: 0 the log focal length, 1 and 2 the first two radial coefficients.
+fn param(cam: &Camera, which: usize) -> f64 {
+    match (which, cam.distortion) {
+        (0, _) => cam.fx.ln(),
+        (1, Distortion::Brown(b)) => b.k1,
+        (2, Distortion::Brown(b)) => b.k2,
+        (1, Distortion::Fisheye(k)) => k.k1,
+        (2, Distortion::Fisheye(k)) => k.k2,
+        _ => f64::NAN,
+    }
+}
+
+/// A value for messages: the focal length in px, a coefficient as it is.
+fn shown(which: usize, x: f64) -> f64 {
+    if which == 0 {
+        x.exp()
+    } else {
+        x
+    }
+}
+
+/// `cam` with unknown `which` set to `x` (square pixels kept).
+fn with_param(cam: &Camera, which: usize, x: f64, lens: LensModel) -> Camera {
+    let mut c = *cam;
+    match which {
+        0 => {
+            c.fx = x.exp();
+            c.fy = x.exp();
+        }
+        _ => {
+            c.distortion = match (lens, c.distortion) {
+                (LensModel::Brown, Distortion::Brown(b)) => Distortion::Brown(if which == 1 { BrownConrady { k1: x, ..b } } else { BrownConrady { k2: x, ..b } }),
+                (LensModel::Fisheye, Distortion::Fisheye(k)) => Distortion::Fisheye(if which == 1 { KannalaBrandt { k1: x, ..k } } else { KannalaBrandt { k2: x, ..k } }),
+                (_, d) => d,
+            }
+        }
+    }
+    c
+}
+
+/// The minimum, the curvature `a` (of `a (x - x*)^2`) and the coefficient of determination of the least-squares
+/// parabola through the points `(xs, ys)`; `None` if it opens downwards, or there are fewer than three points or
+/// any is not finite.
+fn parabola_minimum(xs: &[f64], ys: &[f64]) -> Option<(f64, f64, f64)> {
+    if xs.len() < 3 || ys.iter().chain(xs).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let lowest = (0..ys.len()).min_by(|&a, &b| ys[a].total_cmp(&ys[b]))?;
+    // Fit y = a u^2 + b u + c with u = x - x_lowest (conditioning).
+    let x0 = xs[lowest];
+    let mut m = [[0.0f64; 3]; 3];
+    let mut r = [0.0f64; 3];
+    for (x, y) in xs.iter().zip(ys) {
+        let u = x - x0;
+        let row = [u * u, u, 1.0];
+        for a in 0..3 {
+            for b in 0..3 {
+                m[a][b] += row[a] * row[b];
+            }
+            r[a] += row[a] * y;
+        }
+    }
+    let sol = solve(m, r)?;
+    let (a, b, c) = (sol[0], sol[1], sol[2]);
+    if !(a > 0.0) {
+        return None;
+    }
+    let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+    let total: f64 = ys.iter().map(|y| (y - mean).powi(2)).sum();
+    let resid: f64 = xs.iter().zip(ys).map(|(x, y)| (y - (a * (x - x0).powi(2) + b * (x - x0) + c)).powi(2)).sum();
+    let r2 = if total > 0.0 { 1.0 - resid / total } else { 0.0 };
+    Some((x0 - b / (2.0 * a), a, r2))
+}
+
+/// Solves the linear system `m x = r` by Gaussian elimination with partial pivoting; `None` if it is singular.
+fn solve<const N: usize>(mut m: [[f64; N]; N], mut r: [f64; N]) -> Option<[f64; N]> {
+    let scale = m.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
+    for col in 0..N {
+        let pivot = (col..N).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if !(m[pivot][col].abs() > 1e-14 * scale) {
+            return None;
+        }
+        m.swap(col, pivot);
+        r.swap(col, pivot);
+        for row in 0..N {
+            if row != col {
+                let f = m[row][col] / m[col][col];
+                for k in col..N {
+                    m[row][k] -= f * m[col][k];
+                }
+                r[row] -= f * r[col];
+            }
+        }
+    }
+    let mut x = [0.0; N];
+    for i in 0..N {
+        x[i] = r[i] / m[i][i];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parabola_gives_back_its_minimum_and_curvature() {
+        let xs: Vec<f64> = (0..7).map(|i| 0.1 * i as f64).collect();
+        let ys: Vec<f64> = xs.iter().map(|x| 3.0 * (x - 0.27).powi(2) + 1.5).collect();
+        let (x, a, r2) = parabola_minimum(&xs, &ys).expect("opens upwards");
+        // Exact data: only rounding separates the fit from the truth.
+        assert!((x - 0.27).abs() < 1e-9, "{x}");
+        assert!((a - 3.0).abs() < 1e-9, "{a}");
+        assert!((r2 - 1.0).abs() < 1e-9, "{r2}");
+    }
+
+    #[test]
+    fn a_flat_or_falling_cost_has_no_minimum() {
+        let xs: Vec<f64> = (0..7).map(|i| i as f64).collect();
+        assert!(parabola_minimum(&xs, &[1.0; 7]).is_none());
+        let falling: Vec<f64> = xs.iter().map(|x| -x * x).collect();
+        assert!(parabola_minimum(&xs, &falling).is_none());
+    }
+}

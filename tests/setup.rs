@@ -1,0 +1,134 @@
+//! `boardcall setup` on rendered frames from known cameras, no chessboard: the focal length and the board's
+//! reprojection against the truth, automatically and from four typed points, and refusals where a frame cannot
+//! fix the camera.
+
+use boardcall::board::Board;
+use boardcall::camera::{Camera, CameraPose, LensModel};
+use boardcall::fixture::Fixture;
+use boardcall::frame::Frame;
+use boardcall::geom::{BoardPoint3, PixelPoint};
+use boardcall::locate::{BoardModel, Correspondence};
+use boardcall::setup::{self, CameraSetup, SetupConfig, SetupError};
+use std::path::Path;
+
+/// The bars: automatic set-up within 2 % of the true focal length and 1 px of the board's true image;
+/// from four typed points, 5 % and 2 px.
+const AUTO_FOCAL: f64 = 0.02;
+const AUTO_PX: f64 = 1.0;
+const POINTS_FOCAL: f64 = 0.05;
+const POINTS_PX: f64 = 2.0;
+
+fn fixture(dir: &str) -> (Fixture, Board, Frame) {
+    let f = Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    (f, board, frame)
+}
+
+fn truth_pose(f: &Fixture) -> CameraPose {
+    CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec)
+}
+
+/// The board's key points (surface corners, line ends, hole centres) the true camera sees in the frame.
+fn visible(board: &Board, cam: &Camera, pose: &CameraPose) -> Vec<(BoardPoint3, PixelPoint)> {
+    BoardModel::new(board)
+        .key_points
+        .iter()
+        .filter_map(|(_, p)| {
+            let px = pose.project(cam, *p)?;
+            let inside = px.u >= 0.0 && px.v >= 0.0 && px.u <= cam.image_width as f64 - 1.0 && px.v <= cam.image_height as f64 - 1.0;
+            inside.then_some((*p, px))
+        })
+        .collect()
+}
+
+/// The largest distance between where the truth and the set-up put the visible key points, px.
+fn board_error_px(board: &Board, truth_cam: &Camera, truth: &CameraPose, est: &CameraSetup) -> f64 {
+    visible(board, truth_cam, truth)
+        .into_iter()
+        .map(|(p, px)| est.poses[0].pose.project(&est.camera, p).map_or(f64::INFINITY, |q| q.distance(px)))
+        .fold(0.0, f64::max)
+}
+
+/// Four surface points a user would type: of the visible key points on the surface, the four spanning the largest
+/// quadrilateral in the image, at whole pixels (as read off an image viewer).
+fn typed_points(board: &Board, cam: &Camera, pose: &CameraPose) -> Vec<Correspondence> {
+    let pts: Vec<(BoardPoint3, PixelPoint)> = visible(board, cam, pose).into_iter().filter(|(p, _)| p.z_mm.abs() < 1e-9).collect();
+    let tri = |a: PixelPoint, b: PixelPoint, c: PixelPoint| ((b.u - a.u) * (c.v - a.v) - (c.u - a.u) * (b.v - a.v)).abs() / 2.0;
+    let mut best = (0.0, [0usize; 4]);
+    let n = pts.len();
+    for i in 0..n {
+        for j in i + 1..n {
+            for k in j + 1..n {
+                for l in k + 1..n {
+                    let [a, b, c, d] = [i, j, k, l].map(|x| pts[x].1);
+                    // The convex hull of four points: half the sum of the four triangles' areas bounds it tightly enough to rank.
+                    let area = (tri(a, b, c) + tri(a, c, d) + tri(a, b, d) + tri(b, c, d)) / 2.0;
+                    if area > best.0 {
+                        best = (area, [i, j, k, l]);
+                    }
+                }
+            }
+        }
+    }
+    assert!(best.0 > 0.0, "four key points in view");
+    best.1.iter().map(|&i| Correspondence { board: pts[i].0, pixel: PixelPoint::new(pts[i].1.u.round(), pts[i].1.v.round()) }).collect()
+}
+
+fn check(dir: &str, cfg: SetupConfig, typed: bool, max_focal: f64, max_px: f64) {
+    let (f, board, frame) = fixture(dir);
+    let (cam, truth) = (f.camera, truth_pose(&f));
+    let points = typed.then(|| typed_points(&board, &cam, &truth));
+    let est = setup::setup(&board, std::slice::from_ref(&frame), points.as_deref(), &cfg).unwrap();
+    let focal_err = (est.camera.fx - cam.fx).abs() / cam.fx;
+    let px = board_error_px(&board, &cam, &truth, &est);
+    assert!(focal_err <= max_focal, "{dir}: fx {:.1} vs true {:.1} ({:.2} %)", est.camera.fx, cam.fx, 100.0 * focal_err);
+    assert!(px <= max_px, "{dir}: the board reprojects {px:.2} px from its true image");
+    assert!(est.focal_sigma_px > 0.0 && est.focal_sigma_px.is_finite(), "{dir}: sigma {}", est.focal_sigma_px);
+}
+
+#[test]
+fn a_brown_lens_is_set_up_from_a_holeyboard_frame_alone() {
+    check("fixtures/scenes/33-holeyboard-plain", SetupConfig::default(), false, AUTO_FOCAL, AUTO_PX);
+}
+
+#[test]
+fn a_brown_lens_is_set_up_from_four_typed_points() {
+    check("fixtures/scenes/33-holeyboard-plain", SetupConfig::default(), true, POINTS_FOCAL, POINTS_PX);
+}
+
+
+#[test]
+fn points_seen_square_on_do_not_fix_the_focal_length() {
+    let (_, board, frame) = fixture("fixtures/scenes/33-holeyboard-plain");
+    // A board seen square on maps to the image by a similarity: every focal length explains it (from its own distance).
+    let pts: Vec<Correspondence> = [(-300.0, 100.0), (300.0, 100.0), (300.0, 900.0), (-300.0, 900.0)]
+        .iter()
+        .map(|&(x, y)| Correspondence { board: BoardPoint3::new(x, y, 0.0), pixel: PixelPoint::new(640.0 + 0.4 * x, 100.0 + 0.4 * y) })
+        .collect();
+    let err = setup::setup(&board, std::slice::from_ref(&frame), Some(&pts), &SetupConfig::default()).unwrap_err();
+    assert!(matches!(err, SetupError::PointsUnconstrained { .. }), "{err}");
+    assert!(err.is_refusal());
+}
+
+#[test]
+fn typed_points_need_exactly_one_frame() {
+    let (f, board, frame) = fixture("fixtures/scenes/33-holeyboard-plain");
+    let pts = typed_points(&board, &f.camera, &truth_pose(&f));
+    let err = setup::setup(&board, &[frame.clone(), frame], Some(&pts), &SetupConfig::default()).unwrap_err();
+    assert!(matches!(err, SetupError::PointsNeedOneFrame { frames: 2 }), "{err}");
+    assert!(matches!(setup::setup(&board, &[], None, &SetupConfig::default()).unwrap_err(), SetupError::NoFrames));
+}
+
+#[test]
+fn a_sjoelbak_camera_is_set_up_from_its_frame_alone() {
+    check("fixtures/scenes/26-sjoelbak-on_partition", SetupConfig::default(), false, AUTO_FOCAL, AUTO_PX);
+}
+
+/// A fisheye's focal length and k1 trade off along a valley that one frame of a board does not close (measured:
+/// the joint fit refuses); its focal length alone, the lens taken as equidistant, is set up from typed points.
+#[test]
+fn an_equidistant_fisheye_is_set_up_from_four_typed_points() {
+    let cfg = SetupConfig { lens: LensModel::Fisheye, distortion: false, ..SetupConfig::default() };
+    check("fixtures/varied/19-holeyboard-plain-whole-fisheye", cfg, true, POINTS_FOCAL, POINTS_PX);
+}
