@@ -382,7 +382,11 @@ fn parabola_minimum(xs: &[f64], ys: &[f64]) -> Option<(f64, f64, f64)> {
     let mean = ys.iter().sum::<f64>() / ys.len() as f64;
     let total: f64 = ys.iter().map(|y| (y - mean).powi(2)).sum();
     let resid: f64 = xs.iter().zip(ys).map(|(x, y)| (y - (a * (x - x0).powi(2) + b * (x - x0) + c)).powi(2)).sum();
-    let r2 = if total > 0.0 { 1.0 - resid / total } else { 0.0 };
+    if !(total > 0.0) {
+        // A flat cost: no bowl at all.
+        return None;
+    }
+    let r2 = 1.0 - resid / total;
     Some((x0 - b / (2.0 * a), a, r2))
 }
 
