@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use boardcall::board::Board;
 use boardcall::files::{check_outputs, write_atomic, Role};
-use boardcall::game::{check_header, config_of, resume_frame, Journal, JournalContents, JournalHeader, Match, MatchConfig, MatchEvent, Tracker};
+use boardcall::game::{check_header, config_of, resume_frame, Journal, JournalContents, JournalHeader, Match, MatchConfig, MatchEvent, Timeline, Tracker};
 use boardcall::rules::{Event, EventLog};
 use std::path::{Path, PathBuf};
 
@@ -60,6 +60,16 @@ pub struct MatchArgs {
     /// Also keep the event log (docs/events.md) in this file, rewritten whole after every event.
     #[arg(long)]
     pub events: Option<PathBuf>,
+    /// Post-processing: the scored timeline as JSON (time, event, calls and margins, scores; docs/match.md).
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+    /// Post-processing: the scored timeline as CSV (the same rows; columns in docs/match.md).
+    #[arg(long, value_name = "FILE")]
+    pub timeline_csv: Option<PathBuf>,
+    /// Post-processing: every frame again as an MJPEG AVI with the last settled state's calls and margins and
+    /// the running score drawn on it (not with --resume: the video starts at the stream's first frame).
+    #[arg(long, value_name = "FILE.avi", conflicts_with = "resume")]
+    pub annotated_video: Option<PathBuf>,
     /// Amend a journal's event marked for review: with --event N (the `index` of a `throw` line) and --with FILE.
     #[arg(long, requires_all = ["event", "with"])]
     pub amend: Option<PathBuf>,
@@ -115,11 +125,11 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
             let cfg = match_config(&a, game, board)?;
             // The log's header is checked by the rules engine before the journal is started.
             boardcall::rules::play(&cfg.game_config()?, &Board::load(&cfg.board)?, &cfg.header_log())?;
-            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(Some(path), a.events.as_deref()))?;
+            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(&a, Some(path)))?;
             (Journal::create(path, &JournalHeader::of(&cfg))?, None, cfg)
         }
         (None, Some(path)) => {
-            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(Some(path), a.events.as_deref()))?;
+            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(&a, Some(path)))?;
             let (j, contents) = Journal::resume(path)?;
             let mut cfg = config_of(&contents.header)?;
             if a.game.is_some() || a.board.is_some() || !a.options.is_empty() {
@@ -159,23 +169,120 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         emit(&serde_json::json!({"event": "end", "frames": 0, "state": tracker.state()}))?;
         return Ok(());
     }
+    let sides: Vec<String> = m_sides(&tracker);
+    let mut timeline = Timeline::default();
     let mut m = Match::new(watcher, tracker, Some(journal), resume_from);
     let mut stream = boardcall::frame::FrameSource::open(&source)?;
-    let mut frames = 0u64;
-    while let Some(f) = stream.next_frame()? {
-        for e in m.push(&f)? {
+    let progress = progress_bar(stream.frame_count());
+    let mut video = match &a.annotated_video {
+        Some(path) => Some(AnnotatedVideo::open(path, &cam, stream.fps())?),
+        None => None,
+    };
+    let frames = m.run(&mut stream, video.is_some(), |m, f, index, events| -> Result<()> {
+        for e in events {
             if let (MatchEvent::Throw { .. }, Some(out)) = (&e, &a.events) {
                 write_atomic(out, (m.tracker().log().to_json() + "\n").as_bytes())?;
             }
-            emit(&e)?;
+            timeline.record(&e, m.tracker().state());
+            progress.suspend(|| emit(&e))?;
         }
-        frames = f.index + 1;
-        if m.tracker().over() {
-            break;
+        if let (Some(v), Some(f)) = (video.as_mut(), f) {
+            v.write(&f.frame, &cam, &board, m.last_report(), m.tracker())?;
         }
+        progress.set_position(index + 1);
+        Ok(())
+    })?;
+    progress.finish_and_clear();
+    if let Some(v) = video {
+        v.finish()?;
+    }
+    if let Some(path) = &a.timeline {
+        write_atomic(path, timeline.to_json().as_bytes())?;
+    }
+    if let Some(path) = &a.timeline_csv {
+        write_atomic(path, &timeline.to_csv(&sides).context("writing the timeline's CSV")?)?;
     }
     emit(&serde_json::json!({"event": "end", "frames": frames, "state": m.tracker().state()}))?;
     Ok(())
+}
+
+/// The game's sides, in order (the score columns of the CSV).
+fn m_sides(t: &Tracker) -> Vec<String> {
+    t.state().scores.0.iter().map(|(s, _)| s.clone()).collect()
+}
+
+/// A progress bar over a video file's frames on standard error, only when standard
+/// error is a terminal (hidden otherwise: a log file or a pipe gets no bar).
+fn progress_bar(frames: Option<u64>) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    match frames {
+        Some(n) if std::io::stderr().is_terminal() => {
+            let bar = indicatif::ProgressBar::new(n);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames ({per_sec}, {eta} left)") {
+                bar.set_style(style);
+            }
+            bar
+        }
+        _ => indicatif::ProgressBar::hidden(),
+    }
+}
+
+/// The annotated copy of the stream: each frame with the last settled state's
+/// footprints, calls and margins, and a banner with the round and the totals.
+struct AnnotatedVideo {
+    writer: opencv::videoio::VideoWriter,
+    path: PathBuf,
+}
+
+impl AnnotatedVideo {
+    fn open(path: &Path, cam: &boardcall::camera::Camera, fps: f64) -> Result<AnnotatedVideo> {
+        use opencv::videoio::{VideoWriter, VideoWriterTraitConst};
+        let size = opencv::core::Size::new(cam.image_width as i32, cam.image_height as i32);
+        let fourcc = VideoWriter::fourcc('M', 'J', 'P', 'G')?;
+        let name = path.to_str().with_context(|| format!("{} is not UTF-8", path.display()))?;
+        // A stream that does not say its rate is written at 30 frames a second.
+        let fps = if fps > 0.0 { fps } else { 30.0 };
+        let writer = VideoWriter::new_with_backend(name, opencv::videoio::CAP_OPENCV_MJPEG, fourcc, fps, size, true)?;
+        if !writer.is_opened()? {
+            return Err(boardcall::files::OutputError::Write { path: path.to_path_buf(), source: std::io::Error::other("OpenCV cannot write this file") }.into());
+        }
+        Ok(AnnotatedVideo { writer, path: path.to_path_buf() })
+    }
+
+    fn write(
+        &mut self,
+        frame: &boardcall::frame::Frame,
+        cam: &boardcall::camera::Camera,
+        board: &Board,
+        report: Option<&boardcall::score::FrameReport>,
+        tracker: &Tracker,
+    ) -> Result<()> {
+        use opencv::core::{Point, Scalar};
+        use opencv::imgproc;
+        use opencv::videoio::VideoWriterTrait;
+        let mut img = match report {
+            Some(r) => {
+                let pose = boardcall::camera::CameraPose::from_rvec_tvec(r.pose.rvec, r.pose.tvec);
+                boardcall::score::annotate(frame, cam, &pose, board, r)?
+            }
+            None => frame.image().clone(),
+        };
+        let s = tracker.state();
+        let totals: Vec<String> = s.scores.0.iter().map(|(side, v)| format!("{side} {v}")).collect();
+        let status = serde_json::to_value(s.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let text = format!("round {}  {}  {}", s.next_round().min(s.rounds.len() as u32 + 1), totals.join("  "), status.replace('_', " "));
+        let at = Point::new(10, 30);
+        imgproc::put_text(&mut img, &text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.8, Scalar::new(0.0, 0.0, 0.0, 0.0), 5, imgproc::LINE_AA, false)?;
+        imgproc::put_text(&mut img, &text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.8, Scalar::new(255.0, 255.0, 255.0, 0.0), 2, imgproc::LINE_AA, false)?;
+        self.writer.write(&img).with_context(|| format!("writing {}", self.path.display()))?;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        use opencv::videoio::VideoWriterTrait;
+        self.writer.release().with_context(|| format!("closing {}", self.path.display()))?;
+        Ok(())
+    }
 }
 
 fn inputs<'a>(source: &'a str, camera: &'a Path, pose: Option<&'a Path>) -> Vec<Role<'a>> {
@@ -184,9 +291,12 @@ fn inputs<'a>(source: &'a str, camera: &'a Path, pose: Option<&'a Path>) -> Vec<
     v
 }
 
-fn outputs<'a>(journal: Option<&'a Path>, events: Option<&'a Path>) -> Vec<Role<'a>> {
+fn outputs<'a>(a: &'a MatchArgs, journal: Option<&'a Path>) -> Vec<Role<'a>> {
     let mut v: Vec<Role> = journal.map(|p| Role::new(p, "journal")).into_iter().collect();
-    v.extend(events.map(|p| Role::new(p, "--events")));
+    v.extend(a.events.as_deref().map(|p| Role::new(p, "--events")));
+    v.extend(a.timeline.as_deref().map(|p| Role::new(p, "--timeline")));
+    v.extend(a.timeline_csv.as_deref().map(|p| Role::new(p, "--timeline-csv")));
+    v.extend(a.annotated_video.as_deref().map(|p| Role::new(p, "--annotated-video")));
     v
 }
 

@@ -74,23 +74,85 @@ fn score(log: &EventLog) -> serde_json::Value {
     serde_json::json!({"scores": state.scores, "status": state.status, "rounds": state.rounds.len()})
 }
 
-/// The uninterrupted run's journal (bytes), written once.
-fn uninterrupted() -> &'static (Vec<u8>, Output) {
-    static R: OnceLock<(Vec<u8>, Output)> = OnceLock::new();
+/// The uninterrupted run (with every post-processing output), once.
+struct Whole {
+    journal: Vec<u8>,
+    out: Output,
+    dir: common::Scratch,
+}
+
+fn whole() -> &'static Whole {
+    static R: OnceLock<Whole> = OnceLock::new();
     R.get_or_init(|| {
         let dir = common::scratch("match_cli", "whole");
         let j = dir.join("game.jsonl");
-        let events = dir.join("events.json");
         let mut c = match_cmd(&[]);
-        c.args(start_args(&j)).arg("--events").arg(&events);
+        c.args(start_args(&j)).arg("--events").arg(dir.join("events.json"));
+        c.arg("--timeline").arg(dir.join("timeline.json")).arg("--timeline-csv").arg(dir.join("timeline.csv"));
+        c.arg("--annotated-video").arg(dir.join("annotated.avi"));
         let out = run(c);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         // The event log kept beside the journal is the journal's.
-        let kept = EventLog::from_json(&std::fs::read_to_string(&events).expect("events file")).expect("an event log");
+        let kept = EventLog::from_json(&std::fs::read_to_string(dir.join("events.json")).expect("events file")).expect("an event log");
         assert_eq!(kept, journal_log(&j));
-        (std::fs::read(&j).expect("journal"), out)
+        Whole { journal: std::fs::read(&j).expect("journal"), out, dir }
     })
 }
+
+fn uninterrupted() -> (&'static Vec<u8>, &'static Output) {
+    let w = whole();
+    (&w.journal, &w.out)
+}
+
+#[test]
+fn post_processing_writes_the_scored_timeline_and_the_annotated_video() {
+    let w = whole();
+    let truth = score(&files().truth);
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(w.dir.join("timeline.json")).unwrap()).unwrap();
+    let rows = t["rows"].as_array().unwrap();
+    let kinds: Vec<&str> = rows.iter().map(|r| r["event"].as_str().unwrap()).collect();
+    let throws = files().expected.events.len();
+    assert_eq!(kinds.iter().filter(|k| **k == "throw").count(), throws);
+    assert_eq!(kinds[throws..], ["round_over", "cleared"]);
+    assert_eq!(rows[throws]["scores"], truth["scores"]);
+    // Every throw row has every piece's call and margin, times in order.
+    for (i, r) in rows[..throws].iter().enumerate() {
+        assert_eq!(r["calls"].as_array().unwrap().len(), files().expected.events[i].pieces.len(), "row {i}");
+    }
+    let times: Vec<f64> = rows.iter().map(|r| r["time_s"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|p| p[0] <= p[1]), "{times:?}");
+    // The CSV: the same rows, a score column per side.
+    let csv = std::fs::read_to_string(w.dir.join("timeline.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("time_s,frame,event,index,thrower,calls,round,status,score_red,score_blue,review"));
+    assert_eq!(lines.count(), rows.len());
+    // The annotated video: every frame of the source, at its size, drawn on.
+    let mut src = boardcall::frame::FrameSource::open(files().video.to_str().unwrap()).unwrap();
+    let mut ann = boardcall::frame::FrameSource::open(w.dir.join("annotated.avi").to_str().unwrap()).unwrap();
+    assert_eq!(ann.frame_count(), src.frame_count());
+    let (mut n, mut drawn) = (0, 0);
+    while let (Some(a), Some(b)) = (src.next_frame().unwrap(), ann.next_frame().unwrap()) {
+        assert_eq!((a.frame.width(), a.frame.height()), (b.frame.width(), b.frame.height()));
+        let mut diff = opencv::core::Mat::default();
+        opencv::core::absdiff(a.frame.image(), b.frame.image(), &mut diff).unwrap();
+        let mut grey = opencv::core::Mat::default();
+        opencv::imgproc::cvt_color_def(&diff, &mut grey, opencv::imgproc::COLOR_BGR2GRAY).unwrap();
+        // Pixels changed well beyond MJPEG's re-encoding noise (a few levels): the banner and outlines.
+        let mut mask = opencv::core::Mat::default();
+        opencv::imgproc::threshold(&grey, &mut mask, ANNOTATION_LEVELS, 255.0, opencv::imgproc::THRESH_BINARY).unwrap();
+        if opencv::core::count_non_zero(&mask).unwrap() > ANNOTATION_PIXELS {
+            drawn += 1;
+        }
+        n += 1;
+    }
+    assert_eq!(drawn, n, "every frame carries the banner");
+}
+
+/// A pixel changed by more than this (grey levels) was drawn on: MJPEG re-encoding
+/// moves pixels by a few levels, white text on a board by a hundred or more.
+const ANNOTATION_LEVELS: f64 = 60.0;
+/// The banner's text alone covers a few thousand pixels at 640x480.
+const ANNOTATION_PIXELS: i32 = 500;
 
 #[test]
 fn the_match_command_journals_the_round_as_the_truth_reads() {

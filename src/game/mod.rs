@@ -10,9 +10,11 @@
 //! appended). [`Match`]: the watcher, the tracker and the journal together, frame by frame.
 
 pub mod journal;
+pub mod timeline;
 pub mod tracker;
 
 pub use journal::{Journal, JournalContents, JournalHeader, JOURNAL_FORMAT};
+pub use timeline::{Timeline, TimelineRow};
 pub use tracker::Tracker;
 
 use crate::frame::StreamFrame;
@@ -66,7 +68,7 @@ impl MatchConfig {
 pub enum MatchEvent {
     /// An event of the log (a throw, a sjoelen sub-turn), journaled before it is reported;
     /// `index` is its place in the log's `events`.
-    Throw { index: usize, entry: Box<Event> },
+    Throw { index: usize, entry: Box<Event>, calls: Vec<CallMargin> },
     /// A round (sjoelen: a turn) was scored.
     RoundOver { frame: u64, time_s: f64, round: Box<RoundScore> },
     /// The board was cleared after a complete round.
@@ -78,6 +80,17 @@ pub enum MatchEvent {
     /// What the watcher said about the stream (board found, lost, frames unscored);
     /// not journaled.
     Watch { what: Box<WatchEvent> },
+}
+
+/// A piece's call and signed margin as measured in the settled state (the margin the
+/// event log does not keep).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallMargin {
+    pub piece: crate::piece::PieceId,
+    pub call: String,
+    pub margin_mm: f64,
+    /// The call is within 3 sigma of its boundary (or the detection in doubt).
+    pub review: bool,
 }
 
 /// Errors that stop a match.
@@ -109,17 +122,63 @@ pub struct Match {
     journal: Option<Journal>,
     /// Frames before this one were read before a resume: skipped unscored.
     resume_from: u64,
+    /// The last settled state's report (for drawing on the frames after it).
+    last: Option<Box<crate::score::FrameReport>>,
 }
 
 impl Match {
     /// A match over `watcher`'s stream continuing `tracker`'s log, journaling to
     /// `journal` (none: nothing is written), skipping frames before `resume_from`.
     pub fn new(watcher: Watcher, tracker: Tracker, journal: Option<Journal>, resume_from: u64) -> Match {
-        Match { watcher, tracker, journal, resume_from }
+        Match { watcher, tracker, journal, resume_from, last: None }
+    }
+
+    /// The last settled state's report, if any.
+    pub fn last_report(&self) -> Option<&crate::score::FrameReport> {
+        self.last.as_deref()
     }
 
     pub fn tracker(&self) -> &Tracker {
         &self.tracker
+    }
+
+    /// Whether the frame of this index is looked at (after the resume point, every
+    /// `every`-th): the others may be skipped undecoded.
+    pub fn wants(&self, index: u64) -> bool {
+        index >= self.resume_from && self.watcher.wants(index)
+    }
+
+    /// Reads a whole stream (every frame it wants decoded, the others skipped),
+    /// calling `each` with every frame read and what it meant; stops at the game's end.
+    /// `decode_all`: every frame is decoded and handed to `each` (to draw on it).
+    pub fn run<E: From<MatchError>>(
+        &mut self,
+        stream: &mut crate::frame::FrameSource,
+        decode_all: bool,
+        mut each: impl FnMut(&Match, Option<&StreamFrame>, u64, Vec<MatchEvent>) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let mut frames = 0u64;
+        loop {
+            let index = stream.next_index();
+            if !decode_all && !self.wants(index) {
+                match stream.skip_frame().map_err(|e| MatchError::from(WatchError::from(e)))? {
+                    Some(i) => {
+                        frames = i + 1;
+                        each(self, None, i, Vec::new())?;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            let Some(f) = stream.next_frame().map_err(|e| MatchError::from(WatchError::from(e)))? else { break };
+            let events = self.push(&f)?;
+            frames = f.index + 1;
+            each(self, Some(&f), f.index, events)?;
+            if self.tracker.over() && !decode_all {
+                break;
+            }
+        }
+        Ok(frames)
     }
 
     /// Takes the stream's next frame; returns what it meant. Every `Throw` returned is
@@ -132,6 +191,7 @@ impl Match {
         for w in self.watcher.push(f)? {
             match &w {
                 WatchEvent::Settled { frame, time_s, report } => {
+                    self.last = Some(report.clone());
                     for e in self.tracker.settled(*frame, *time_s, report) {
                         if let (MatchEvent::Throw { entry, .. }, Some(j)) = (&e, self.journal.as_mut()) {
                             j.append_event(entry)?;
@@ -144,6 +204,13 @@ impl Match {
         }
         Ok(out)
     }
+}
+
+/// The review reason of an event where several pieces arrived between two settled
+/// states (also the expected reading of `render::video`'s planted ambiguities).
+pub fn ambiguous_reason(ids: impl Iterator<Item = crate::piece::PieceId>) -> String {
+    let ids: Vec<String> = ids.map(|p| p.to_string()).collect();
+    format!("{} pieces arrived between settled states ({}): which throw did what cannot be told", ids.len(), ids.join(", "))
 }
 
 /// Where a journaled match resumes: the frame after its last event's.

@@ -2,11 +2,10 @@
 //! or removes (knocks), who threw, when a round ends and the board is cleared, and the
 //! rules engine run over the event log after every event.
 
-use super::{MatchConfig, MatchError, MatchEvent, MATCH_STILL_MM};
+use super::{ambiguous_reason, CallMargin, MatchConfig, MatchError, MatchEvent, MATCH_STILL_MM};
 use crate::board::Board;
 use crate::geom::BoardPoint;
 use crate::piece::{PieceId, PieceKind, Team};
-use crate::render::video::ambiguous_reason;
 use crate::rules::{play, CallName, Event, EventLog, GameConfig, GameState, PieceState, Rules, Status};
 use crate::score::{FrameReport, PieceReport};
 use std::collections::BTreeMap;
@@ -179,7 +178,8 @@ impl Tracker {
         }
         self.thrown += m.new.len();
         let event = self.event(&thrower, frame, time_s, review);
-        self.push(event, frame, time_s)
+        let calls = m.calls();
+        self.push(event, calls, frame, time_s)
     }
 
     /// Sjoelen: discs add up during a sub-turn; the sub-turn's event comes when its loose
@@ -193,7 +193,7 @@ impl Tracker {
             // Cleared: the turn's last sub-turn, if discs came since the last event.
             let out = if self.added {
                 let e = self.event(&player, frame, time_s, None);
-                self.push(e, frame, time_s)
+                self.push(e, Vec::new(), frame, time_s)
             } else {
                 Vec::new()
             };
@@ -217,14 +217,15 @@ impl Tracker {
             self.added = false;
             self.thrown += 1;
             let e = self.event(&player, frame, time_s, None);
-            return self.push(e, frame, time_s);
+            let calls = m.calls();
+            return self.push(e, calls, frame, time_s);
         }
         Vec::new()
     }
 
     /// Adds the event to the log and scores the game again. An event the rules engine
     /// refuses is kept, marked for review with the engine's reason.
-    fn push(&mut self, mut event: Event, frame: u64, time_s: f64) -> Vec<MatchEvent> {
+    fn push(&mut self, mut event: Event, calls: Vec<CallMargin>, frame: u64, time_s: f64) -> Vec<MatchEvent> {
         let rounds_before = self.state.rounds.len();
         self.log.events.push(event.clone());
         let state = match play(&self.config, &self.board, &self.log) {
@@ -237,7 +238,7 @@ impl Tracker {
         };
         self.state = state;
         let index = self.log.events.len() - 1;
-        let mut out = vec![MatchEvent::Throw { index, entry: Box::new(event) }];
+        let mut out = vec![MatchEvent::Throw { index, entry: Box::new(event), calls }];
         if self.thrown >= self.round_size() {
             self.waiting_clear = !self.sjoelen();
             self.thrown = if self.sjoelen() { 0 } else { self.thrown };
@@ -332,6 +333,21 @@ struct Assignment<'r> {
     moved: Vec<(PieceId, &'r PieceReport)>,
     gone: Vec<PieceId>,
     new: Vec<(PieceId, &'r PieceReport)>,
+}
+
+impl Assignment<'_> {
+    /// Every piece's call and margin, by id.
+    fn calls(&self) -> Vec<CallMargin> {
+        let mut v: Vec<CallMargin> = self
+            .kept
+            .iter()
+            .chain(&self.moved)
+            .chain(&self.new)
+            .map(|(id, p)| CallMargin { piece: *id, call: p.call.clone(), margin_mm: (p.margin_mm * 10.0).round() / 10.0, review: p.review })
+            .collect();
+        v.sort_by_key(|c| c.piece);
+        v
+    }
 }
 
 /// The nearest free piece of `k`'s team and kind, within `within` mm if given.

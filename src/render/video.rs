@@ -14,6 +14,7 @@ use crate::camera::{Camera, CameraPose};
 use crate::geom::BoardPoint3;
 use crate::piece::PieceId;
 use crate::render::scene::{piece_thickness, LoadedScene, PieceSpec};
+use crate::game::ambiguous_reason;
 use crate::rules::{Event, EventLog, PieceState, Rules};
 use opencv::core::Mat;
 use opencv::prelude::*;
@@ -313,13 +314,6 @@ impl Builder<'_> {
         }
         Ok(())
     }
-}
-
-/// The review reason `match` gives when several pieces arrive between two settled
-/// states (the same words, so a video's expected log can be compared with the output).
-pub fn ambiguous_reason(ids: impl Iterator<Item = PieceId>) -> String {
-    let ids: Vec<String> = ids.map(|p| p.to_string()).collect();
-    format!("{} pieces arrived between settled states ({}): which throw did what cannot be told", ids.len(), ids.join(", "))
 }
 
 /// Plays the script without rendering it: the frames' plan and both logs.
