@@ -57,11 +57,17 @@ fn match_config(log: &EventLog) -> MatchConfig {
 
 /// Reads a video with the library's match (pose known, no journal): the log written.
 fn read_video(v: &GameVideo, header: &EventLog) -> EventLog {
+    resume_video(v, &match_config(header).header_log(), header)
+}
+
+/// Reads a video as `match --resume` does after a crash with `so_far` in the journal:
+/// the tracker rebuilt from the log, the frames up to its last event's skipped.
+fn resume_video(v: &GameVideo, so_far: &EventLog, header: &EventLog) -> EventLog {
     let cfg = match_config(header);
     let watcher = Watcher::new(&v.board, &v.camera, PoseStart::Trusted(v.pose), Default::default(), boardcall::calls::FoulLine::Long, None, WatchConfig::default())
         .expect("watcher");
-    let tracker = Tracker::new(&cfg, &v.board, cfg.header_log()).expect("tracker");
-    let mut m = Match::new(watcher, tracker, None, 0);
+    let tracker = Tracker::new(&cfg, &v.board, so_far.clone()).expect("tracker");
+    let mut m = Match::new(watcher, tracker, None, boardcall::game::resume_frame(so_far));
     for (i, f) in v.frames.iter().enumerate() {
         let sf = StreamFrame { index: i as u64, time_s: i as f64 / v.fps, frame: Frame::from_mat(f.clone()).expect("frame") };
         m.push(&sf).expect("push");
@@ -174,4 +180,14 @@ fn two_pieces_arriving_together_are_marked_for_review_and_an_amendment_settles_i
     let truth_pair = v.truth.events[k..k + 2].to_vec();
     amended.events.splice(k..k + 1, truth_pair);
     assert_final_state(&amended, &v.truth);
+}
+
+#[test]
+fn resumed_after_any_sjoelen_sub_turn_the_log_is_the_uninterrupted_one() {
+    let (v, got) = sjoelen();
+    let header = EventLog { events: Vec::new(), ..got.clone() };
+    for k in 1..got.events.len() {
+        let so_far = EventLog { events: got.events[..k].to_vec(), ..header.clone() };
+        assert_eq!(&resume_video(v, &so_far, &header), got, "resumed after event {}", k - 1);
+    }
 }

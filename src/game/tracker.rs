@@ -37,7 +37,15 @@ pub struct Tracker {
     added: bool,
     /// The next number per team (discs: `None`) for a new piece this round.
     next_number: BTreeMap<Option<Team>, u32>,
+    /// Loose discs seen so far (their stand-in numbers).
+    next_loose: u32,
 }
+
+/// Sjoelen discs not (yet) in a compartment are numbered above this: disc numbers
+/// are given in the order discs are first listed (in a compartment), so a journal
+/// resumed after the loose discs were collected numbers the next disc as the
+/// uninterrupted run did. Far above the most discs a turn has (32).
+const LOOSE_DISC_BASE: u32 = 1000;
 
 impl Tracker {
     /// A tracker continuing `log` (no events: a new match). The log must be one the
@@ -58,6 +66,7 @@ impl Tracker {
             waiting_clear: false,
             added: false,
             next_number: BTreeMap::new(),
+            next_loose: 0,
         };
         t.replay();
         Ok(t)
@@ -315,15 +324,32 @@ impl Tracker {
         }
         let mut new = Vec::new();
         for (_, p) in pieces.iter().enumerate().filter(|(i, _)| free[*i]) {
-            let n = self.next_number.entry(p.team).or_insert(1);
             let id = match p.team {
-                Some(t) => PieceId::of_team(t, *n),
-                None => PieceId::disc(*n),
+                Some(t) => PieceId::of_team(t, self.next(Some(t))),
+                // A loose disc is listed in no event: a stand-in number until it is.
+                None if state_of(p, PieceId::disc(0)).is_none() => {
+                    self.next_loose += 1;
+                    PieceId::disc(LOOSE_DISC_BASE + self.next_loose)
+                }
+                None => PieceId::disc(self.next(None)),
             };
-            *n += 1;
             new.push((id, *p));
         }
+        // A loose disc pushed into a compartment is listed from now on: its real number.
+        for (id, p) in kept.iter_mut().chain(moved.iter_mut()) {
+            if id.team.is_none() && id.number > LOOSE_DISC_BASE && state_of(p, *id).is_some() {
+                self.known.remove(id);
+                *id = PieceId::disc(self.next(None));
+            }
+        }
         Assignment { kept, moved, gone, new }
+    }
+
+    /// The next number for a new piece of `team` (discs: `None`) this round.
+    fn next(&mut self, team: Option<Team>) -> u32 {
+        let n = self.next_number.entry(team).or_insert(1);
+        *n += 1;
+        *n - 1
     }
 }
 

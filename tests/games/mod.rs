@@ -135,19 +135,21 @@ pub fn yocu(planted: bool) -> GameScript {
 }
 
 /// One sjoelen turn (compartments 1/4/3/2 at x = -150, -50, 50, 150 mm) of three sub-turns:
-/// discs into compartments, one left loose each time and collected.
+/// discs into compartments, one left loose each time and collected. Discs are numbered in
+/// the order they are first listed in a compartment (as `match` numbers them); the loose
+/// ones, never listed, take numbers no listed disc has.
 pub fn sjoelen() -> GameScript {
     let (y_in, y_loose) = (45.0, 300.0);
     let a = "anna";
     let steps = vec![
         throw(a, disc(1, -150.0, y_in)),
         throw(a, disc(2, 50.0, y_in)),
-        throw(a, disc(3, -100.0, y_loose + 20.0)),
+        throw(a, disc(29, -100.0, y_loose + 20.0)),
         Step::SubTurnEnd { thrower: a.into(), last: false },
-        throw(a, disc(4, -50.0, y_in)),
-        throw(a, disc(5, -80.0, y_loose)),
+        throw(a, disc(3, -50.0, y_in)),
+        throw(a, disc(30, -80.0, y_loose)),
         Step::SubTurnEnd { thrower: a.into(), last: false },
-        throw(a, disc(6, 150.0, y_in)),
+        throw(a, disc(4, 150.0, y_in)),
         Step::SubTurnEnd { thrower: a.into(), last: true },
     ];
     let mut h = header("sjoelen", None, &[]);
