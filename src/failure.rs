@@ -59,6 +59,8 @@ pub fn classify(e: &(dyn Error + 'static)) -> Option<Failure> {
         score::ScoreError => score_error,
         review::ReviewError => review_error,
         watch::WatchError => watch_error,
+        game::MatchError => match_error,
+        render::video::VideoError => |_| Failure::Internal,
         rules::RulesError => rules_error,
         piece::PieceParseError => |_| Failure::Usage,
         eval::EvalError => eval_error,
@@ -201,6 +203,18 @@ fn watch_error(e: &crate::watch::WatchError) -> Failure {
         E::FrameSize { .. } => Failure::Input,
         E::Frame(f) => frame_error(f),
         E::Score(s) => score_error(s),
+    }
+}
+
+fn match_error(e: &crate::game::MatchError) -> Failure {
+    use crate::game::MatchError as E;
+    match e {
+        E::Unsupported { .. } | E::JournalExists { .. } | E::Mismatch { .. } | E::Amend { .. } => Failure::Usage,
+        E::Rules(r) => rules_error(r),
+        E::Watch(w) => watch_error(w),
+        E::Journal { .. } => Failure::Input,
+        E::JournalIo { source, .. } if source.kind() == std::io::ErrorKind::NotFound => Failure::Input,
+        E::JournalIo { .. } => Failure::Output,
     }
 }
 

@@ -15,6 +15,7 @@ pub mod eval;
 pub mod failure;
 pub mod files;
 pub mod frame;
+pub mod game;
 pub mod geom;
 pub mod locate;
 pub mod measure;

@@ -6,6 +6,8 @@
 //! camera, pose, points, scene or fixture file); 4 refused: no trustworthy result (the board or calibration pattern not
 //! found, a poor fit, a frame that cannot be read honestly); 5 an output could not be written.
 
+mod cli_match;
+
 use anyhow::{Context, Result};
 use boardcall::board::{self, Board};
 use boardcall::calls::{self, FoulLine};
@@ -179,6 +181,14 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         #[arg(long, value_name = "DIR")]
         annotate: Option<std::path::PathBuf>,
     },
+    /// Follow a whole game from a video file or a live camera: settled states read as throws and knocks, the
+    /// rules engine run round after round, every event journaled (flushed and synced) before it is printed
+    /// as a JSON line (docs/match.md). --resume continues after a crash; --amend fixes an event marked for review.
+    #[command(after_help = "Example: boardcall match game.mp4 --board holeyboard --camera camera.yaml --game holeyboard --journal game.jsonl\n\
+         boardcall match game.mp4 --camera camera.yaml --resume game.jsonl\n\
+         boardcall match --amend game.jsonl --event 7 --with fixed.json\n\
+Events (one JSON object a line): throw (the event-log entry), round_over, cleared, game_over, ignored, watch, end.")]
+    Match(cli_match::MatchArgs),
     /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file):
     /// percent correct round score (PCS), footprint error, per-call confusion, confident-wrong calls, time per frame.
     Eval {
@@ -641,6 +651,10 @@ fn run(cli: Cli) -> Result<()> {
                 (frames, last_time) = (f.index + 1, f.time_s);
             }
             say!("{}", serde_json::to_string(&WatchEvent::End { frames, time_s: last_time })?);
+        }
+        Command::Match(args) => {
+            let detector = detector_config(args.no_model);
+            cli_match::run(args, detector)?;
         }
         Command::Eval { dir, pose, json, no_model } => {
             let pose = match pose {

@@ -265,6 +265,12 @@ impl Watcher {
         })
     }
 
+    /// Whether the frame of this index will be looked at (every `every`-th): the
+    /// others may be skipped undecoded ([`crate::frame::FrameSource::skip_frame`]).
+    pub fn wants(&self, index: u64) -> bool {
+        index.is_multiple_of(self.cfg.every)
+    }
+
     /// Takes the stream's next frame; returns what it changed.
     pub fn push(&mut self, f: &StreamFrame) -> Result<Vec<WatchEvent>, WatchError> {
         let (frame, time_s) = (f.index, f.time_s);

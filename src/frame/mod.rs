@@ -180,14 +180,18 @@ pub struct StreamFrame {
 }
 
 impl FrameSource {
-    /// Opens `spec`: `camera:N` (or just `N`) is camera device N; anything else
-    /// a video file (any container and codec OpenCV's back ends read).
+    /// Opens `spec`: `camera:N` (or just `N`) is camera device N; a URL
+    /// (`rtsp://`, `http://`, ...) a network stream OpenCV's back ends open (timed
+    /// by the wall clock, as a camera); anything else a video file (any container
+    /// and codec OpenCV's back ends read).
     pub fn open(spec: &str) -> Result<FrameSource, FrameError> {
         use opencv::videoio::{VideoCapture, VideoCaptureTraitConst, CAP_ANY, CAP_PROP_FPS};
         let fail = |reason: String| FrameError::VideoSource { source_name: spec.to_string(), reason };
         let device = spec.strip_prefix("camera:").unwrap_or(spec).parse::<i32>().ok();
+        let url = device.is_none() && spec.contains("://");
         let capture = match device {
             Some(n) => VideoCapture::new(n, CAP_ANY).map_err(|e| fail(e.to_string()))?,
+            None if url => VideoCapture::from_file(spec, CAP_ANY).map_err(|e| fail(e.to_string()))?,
             None => {
                 if !Path::new(spec).exists() {
                     return Err(fail("no such file".into()));
@@ -196,15 +200,50 @@ impl FrameSource {
             }
         };
         if !capture.is_opened().map_err(|e| fail(e.to_string()))? {
-            return Err(fail(if device.is_some() { "no such camera, or it is busy".into() } else { "not a video OpenCV can read".into() }));
+            let why = match (device, url) {
+                (Some(_), _) => "no such camera, or it is busy",
+                (None, true) => "the stream cannot be opened (address, network, or a protocol OpenCV's back ends lack)",
+                (None, false) => "not a video OpenCV can read",
+            };
+            return Err(fail(why.into()));
         }
         let fps = capture.get(CAP_PROP_FPS).unwrap_or(0.0);
-        Ok(FrameSource { capture, name: spec.to_string(), live: device.is_some(), fps, opened: std::time::Instant::now(), next_index: 0 })
+        Ok(FrameSource { capture, name: spec.to_string(), live: device.is_some() || url, fps, opened: std::time::Instant::now(), next_index: 0 })
+    }
+
+    /// The number of frames of a video file, as its container says (`None` for a
+    /// camera or stream, or a container that does not say).
+    pub fn frame_count(&self) -> Option<u64> {
+        use opencv::videoio::{VideoCaptureTraitConst, CAP_PROP_FRAME_COUNT};
+        if self.live {
+            return None;
+        }
+        let n = self.capture.get(CAP_PROP_FRAME_COUNT).ok()?;
+        (n.is_finite() && n >= 1.0).then_some(n as u64)
     }
 
     /// The stream's frame rate as its container or driver reports it (0 if unknown).
     pub fn fps(&self) -> f64 {
         self.fps
+    }
+
+    /// The index the next frame will have.
+    pub fn next_index(&self) -> u64 {
+        self.next_index
+    }
+
+    /// Moves past the next frame without decoding it (OpenCV's `grab` alone): a
+    /// frame that will not be scored costs the container's read, not the decode.
+    /// Its index, or `None` at the end of the stream.
+    pub fn skip_frame(&mut self) -> Result<Option<u64>, FrameError> {
+        use opencv::videoio::VideoCaptureTrait;
+        let more = self.capture.grab().map_err(|source| FrameError::OpenCv { context: format!("reading {}", self.name), source })?;
+        if !more {
+            return Ok(None);
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        Ok(Some(index))
     }
 
     /// The next frame, or `None` at the end of the stream.

@@ -15,6 +15,7 @@ pub mod scene;
 pub mod shade;
 pub mod truth;
 pub mod varied;
+pub mod video;
 
 pub use scene::{LoadedScene, Scene, SceneError};
 

@@ -62,6 +62,14 @@ pub struct Event {
     /// Free text, e.g. who the player of a team was (informational).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Seconds from the video's start at which the state was read (informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_s: Option<f64>,
+    /// Why the state could not be read unambiguously (two pieces arrived between settled
+    /// states, a piece hidden): the game is scored only up to this event until an operator
+    /// amends it (`boardcall match --amend`). Never a guess.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
     /// Every piece on the board after the event. A piece thrown earlier and not listed
     /// is off the board; a piece not yet thrown must not be listed.
     #[serde(default)]
@@ -323,6 +331,8 @@ impl LogBuilder {
             bounced: true,
             frame: None,
             note: None,
+            time_s: None,
+            review: None,
             pieces,
         });
         self
@@ -342,6 +352,8 @@ impl LogBuilder {
             bounced,
             frame: None,
             note: None,
+            time_s: None,
+            review: None,
             pieces: self.board.values().cloned().collect(),
         });
         self

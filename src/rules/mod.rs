@@ -546,6 +546,17 @@ pub fn play(config: &GameConfig, board: &Board, log: &EventLog) -> Result<GameSt
                 .to_lowercase(),
         });
     }
+    // An event marked for review stops the game there until it is amended: the
+    // events before it are scored, nothing after it is guessed.
+    let marked = log.events.iter().enumerate().find_map(|(i, e)| e.review.clone().map(|why| (i, why)));
+    let reviewed;
+    let log = match &marked {
+        Some((idx, _)) => {
+            reviewed = EventLog { events: log.events[..*idx].to_vec(), ..log.clone() };
+            &reviewed
+        }
+        None => log,
+    };
     let mut state = match config.rules {
         Rules::KnockOff | Rules::TapAndDraw | Rules::HorseCollar | Rules::Baseball | Rules::CrazyEight => {
             shuffleboard::start(config, board, log)?
@@ -563,7 +574,13 @@ pub fn play(config: &GameConfig, board: &Board, log: &EventLog) -> Result<GameSt
         Rules::Sjoelen => sjoelen::run(config, board, log, &mut state),
     };
     match result {
-        Ok(()) => Ok(state),
+        Ok(()) => {
+            if let (Some((idx, why)), Status::InProgress) = (marked, state.status) {
+                state.status = Status::NeedsReview;
+                state.review = Some(Ruling::at(idx, format!("event marked for review: {why}")));
+            }
+            Ok(state)
+        }
         Err(RulesError::NeedsReview { event, reason }) => {
             state.status = Status::NeedsReview;
             state.review = Some(Ruling::at(event, reason));

@@ -1,0 +1,246 @@
+//! Whole games from a camera: the settled states of [`crate::watch`] read as throws and
+//! knocks, the rules engine run round after round (`RoundScore -> GameState`), every event
+//! written to an append-only journal before it is reported (`docs/match.md`).
+//!
+//! [`tracker`]: settled states to events (who threw, which pieces a throw moved or
+//! removed, the round's end, the board cleared); a state it cannot read unambiguously
+//! (several pieces arrived between two settled states, colour no piece explains) is an
+//! event marked for review, never a guess. [`journal`]: the journal that loses nothing
+//! (each line flushed and synced; a torn last line dropped on resume; amendments
+//! appended). [`Match`]: the watcher, the tracker and the journal together, frame by frame.
+
+pub mod journal;
+pub mod timeline;
+pub mod tracker;
+
+pub use journal::{Journal, JournalContents, JournalHeader, JOURNAL_FORMAT};
+pub use timeline::{Timeline, TimelineRow};
+pub use tracker::Tracker;
+
+use crate::frame::StreamFrame;
+use crate::rules::{Event, EventLog, GameConfig, RoundScore, Rules, RulesError, Scores, Status};
+use crate::watch::{WatchError, WatchEvent, Watcher};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A piece found within this distance (mm) of where the log left it, with the same
+/// call, has not moved: far above a resting piece's measurement noise (0.1-0.5 mm,
+/// see `watch::STILL_MM`), well below any knock worth the name (a piece's radius is
+/// 29-32 mm), so a nudged piece is followed as moved, not lost and thrown anew.
+pub const MATCH_STILL_MM: f64 = 15.0;
+
+/// The game a match plays: rules, options, the event log's header fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchConfig {
+    pub rules: Rules,
+    /// `KEY=VALUE`, as for `boardcall game`.
+    pub options: Vec<String>,
+    /// The board as named on the command line (`NAME`, `NAME@VARIANT`, a file).
+    pub board: String,
+    /// Colour games: the team throwing first in round 1.
+    pub first: Option<String>,
+    /// Sjoelen (and named-player games): the players in order.
+    pub players: Vec<String>,
+    /// Totals before the first event (a game resumed from paper).
+    pub start_scores: BTreeMap<String, i64>,
+}
+
+impl MatchConfig {
+    pub fn game_config(&self) -> Result<GameConfig, RulesError> {
+        GameConfig::with_options(self.rules, &self.options)
+    }
+
+    /// The event log's header, with no events.
+    pub fn header_log(&self) -> EventLog {
+        let mut log = EventLog::new(self.rules.name());
+        log.board = Some(self.board.clone());
+        log.first = self.first.clone();
+        log.players = self.players.clone();
+        log.start_scores = self.start_scores.clone();
+        log
+    }
+}
+
+/// What the match reports, one JSON object a line (`docs/match.md`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum MatchEvent {
+    /// An event of the log (a throw, a sjoelen sub-turn), journaled before it is reported;
+    /// `index` is its place in the log's `events`.
+    Throw { index: usize, entry: Box<Event>, calls: Vec<CallMargin> },
+    /// A round (sjoelen: a turn) was scored.
+    RoundOver { frame: u64, time_s: f64, round: Box<RoundScore> },
+    /// The board was cleared after a complete round.
+    Cleared { frame: u64, time_s: f64 },
+    /// The game is over.
+    GameOver { frame: u64, time_s: f64, status: Status, winner: Option<String>, scores: Scores },
+    /// A settled state that is not a throw (pieces moved with none thrown).
+    Ignored { frame: u64, time_s: f64, reason: String },
+    /// What the watcher said about the stream (board found, lost, frames unscored);
+    /// not journaled.
+    Watch { what: Box<WatchEvent> },
+}
+
+/// A piece's call and signed margin as measured in the settled state (the margin the
+/// event log does not keep).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallMargin {
+    pub piece: crate::piece::PieceId,
+    pub call: String,
+    pub margin_mm: f64,
+    /// The call is within 3 sigma of its boundary (or the detection in doubt).
+    pub review: bool,
+}
+
+/// Errors that stop a match.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    #[error("`match` does not follow {rules} yet (it follows knock-off, tap-and-draw, holeyboard, yocu-4, yocu-9, sjoelen)")]
+    Unsupported { rules: &'static str },
+    #[error(transparent)]
+    Rules(#[from] RulesError),
+    #[error(transparent)]
+    Watch(#[from] WatchError),
+    #[error("journal {path} exists: resume it with --resume, or name a new one (a journal is never overwritten)")]
+    JournalExists { path: PathBuf },
+    #[error("journal {path}: {problem}")]
+    Journal { path: PathBuf, problem: String },
+    #[error("journal {path}: {source}")]
+    JournalIo { path: PathBuf, source: std::io::Error },
+    #[error("journal {path} is for {field} `{journal}`, not `{given}`")]
+    Mismatch { path: PathBuf, field: &'static str, journal: String, given: String },
+    #[error("amendment: {problem}")]
+    Amend { problem: String },
+}
+
+/// A match in progress: the watcher over the stream, the tracker over its settled
+/// states, and the journal every event is written to before it is reported.
+pub struct Match {
+    watcher: Watcher,
+    tracker: Tracker,
+    journal: Option<Journal>,
+    /// Frames before this one were read before a resume: skipped unscored.
+    resume_from: u64,
+    /// The last settled state's report (for drawing on the frames after it).
+    last: Option<Box<crate::score::FrameReport>>,
+}
+
+impl Match {
+    /// A match over `watcher`'s stream continuing `tracker`'s log, journaling to
+    /// `journal` (none: nothing is written), skipping frames before `resume_from`.
+    pub fn new(watcher: Watcher, tracker: Tracker, journal: Option<Journal>, resume_from: u64) -> Match {
+        Match { watcher, tracker, journal, resume_from, last: None }
+    }
+
+    /// The last settled state's report, if any.
+    pub fn last_report(&self) -> Option<&crate::score::FrameReport> {
+        self.last.as_deref()
+    }
+
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
+    }
+
+    /// Whether the frame of this index is looked at (after the resume point, every
+    /// `every`-th): the others may be skipped undecoded.
+    pub fn wants(&self, index: u64) -> bool {
+        index >= self.resume_from && self.watcher.wants(index)
+    }
+
+    /// Reads a whole stream (every frame it wants decoded, the others skipped),
+    /// calling `each` with every frame read and what it meant; stops at the game's end.
+    /// `decode_all`: every frame is decoded and handed to `each` (to draw on it).
+    pub fn run<E: From<MatchError>>(
+        &mut self,
+        stream: &mut crate::frame::FrameSource,
+        decode_all: bool,
+        mut each: impl FnMut(&Match, Option<&StreamFrame>, u64, Vec<MatchEvent>) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let mut frames = 0u64;
+        loop {
+            let index = stream.next_index();
+            if !decode_all && !self.wants(index) {
+                match stream.skip_frame().map_err(|e| MatchError::from(WatchError::from(e)))? {
+                    Some(i) => {
+                        frames = i + 1;
+                        each(self, None, i, Vec::new())?;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            let Some(f) = stream.next_frame().map_err(|e| MatchError::from(WatchError::from(e)))? else { break };
+            let events = self.push(&f)?;
+            frames = f.index + 1;
+            each(self, Some(&f), f.index, events)?;
+            if self.tracker.over() && !decode_all {
+                break;
+            }
+        }
+        Ok(frames)
+    }
+
+    /// Takes the stream's next frame; returns what it meant. Every `Throw` returned is
+    /// already in the journal, flushed and synced.
+    pub fn push(&mut self, f: &StreamFrame) -> Result<Vec<MatchEvent>, MatchError> {
+        if f.index < self.resume_from {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for w in self.watcher.push(f)? {
+            match &w {
+                WatchEvent::Settled { frame, time_s, report } => {
+                    self.last = Some(report.clone());
+                    for e in self.tracker.settled(*frame, *time_s, report) {
+                        if let (MatchEvent::Throw { entry, .. }, Some(j)) = (&e, self.journal.as_mut()) {
+                            j.append_event(entry)?;
+                        }
+                        out.push(e);
+                    }
+                }
+                _ => out.push(MatchEvent::Watch { what: Box::new(w) }),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The review reason of an event where several pieces arrived between two settled
+/// states (also the expected reading of `render::video`'s planted ambiguities).
+pub fn ambiguous_reason(ids: impl Iterator<Item = crate::piece::PieceId>) -> String {
+    let ids: Vec<String> = ids.map(|p| p.to_string()).collect();
+    format!("{} pieces arrived between settled states ({}): which throw did what cannot be told", ids.len(), ids.join(", "))
+}
+
+/// Where a journaled match resumes: the frame after its last event's.
+pub fn resume_frame(log: &EventLog) -> u64 {
+    log.events.iter().rev().find_map(|e| e.frame).map_or(0, |f| f + 1)
+}
+
+/// Checks that a journal's header is the game the command line names.
+pub fn check_header(path: &std::path::Path, header: &JournalHeader, cfg: &MatchConfig) -> Result<(), MatchError> {
+    let mismatch = |field: &'static str, journal: String, given: String| MatchError::Mismatch { path: path.to_path_buf(), field, journal, given };
+    if header.rules != cfg.rules.name() {
+        return Err(mismatch("game", header.rules.clone(), cfg.rules.name().into()));
+    }
+    if header.board != cfg.board {
+        return Err(mismatch("board", header.board.clone(), cfg.board.clone()));
+    }
+    if header.options != cfg.options {
+        return Err(mismatch("options", header.options.join(" "), cfg.options.join(" ")));
+    }
+    Ok(())
+}
+
+/// The match configuration a journal's header records.
+pub fn config_of(header: &JournalHeader) -> Result<MatchConfig, MatchError> {
+    Ok(MatchConfig {
+        rules: header.rules.parse()?,
+        options: header.options.clone(),
+        board: header.board.clone(),
+        first: header.first.clone(),
+        players: header.players.clone(),
+        start_scores: header.start_scores.clone(),
+    })
+}

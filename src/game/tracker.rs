@@ -1,0 +1,434 @@
+//! From settled states to a game: which pieces a settled state adds (throws), moves
+//! or removes (knocks), who threw, when a round ends and the board is cleared, and the
+//! rules engine run over the event log after every event.
+
+use super::{ambiguous_reason, CallMargin, MatchConfig, MatchError, MatchEvent, MATCH_STILL_MM};
+use crate::board::Board;
+use crate::geom::BoardPoint;
+use crate::piece::{PieceId, PieceKind, Team};
+use crate::rules::{play, CallName, Event, EventLog, GameConfig, GameState, PieceState, Rules, Status};
+use crate::score::{FrameReport, PieceReport};
+use std::collections::BTreeMap;
+
+/// A piece the tracker knows: where it is and its state as the log gives it.
+#[derive(Debug, Clone)]
+struct Known {
+    team: Option<Team>,
+    kind: PieceKind,
+    at: BoardPoint,
+    /// `None`: on view but listed in no event (a washer on the ground, a loose disc).
+    state: Option<PieceState>,
+}
+
+/// The game followed from settled states: the log written so far and the board as
+/// the log leaves it. Built from a log (empty for a new match, a journal's when resumed),
+/// so everything it keeps besides the log follows from the log.
+pub struct Tracker {
+    config: GameConfig,
+    board: Board,
+    log: EventLog,
+    state: GameState,
+    known: BTreeMap<PieceId, Known>,
+    /// Pieces thrown (or sub-turns ended, in sjoelen) this round.
+    thrown: usize,
+    /// The round is complete: the next change must clear the board.
+    waiting_clear: bool,
+    /// Sjoelen: discs added since the last sub-turn event.
+    added: bool,
+    /// The next number per team (discs: `None`) for a new piece this round.
+    next_number: BTreeMap<Option<Team>, u32>,
+    /// Loose discs seen so far (their stand-in numbers).
+    next_loose: u32,
+}
+
+/// Sjoelen discs not (yet) in a compartment are numbered above this: disc numbers
+/// are given in the order discs are first listed (in a compartment), so a journal
+/// resumed after the loose discs were collected numbers the next disc as the
+/// uninterrupted run did. Far above the most discs a turn has (32).
+const LOOSE_DISC_BASE: u32 = 1000;
+
+impl Tracker {
+    /// A tracker continuing `log` (no events: a new match). The log must be one the
+    /// rules engine accepts (its last event may be marked for review).
+    pub fn new(cfg: &MatchConfig, board: &Board, log: EventLog) -> Result<Tracker, MatchError> {
+        let config = cfg.game_config()?;
+        if !matches!(config.rules, Rules::KnockOff | Rules::TapAndDraw | Rules::HoleyBoard | Rules::Yocu4 | Rules::Yocu9 | Rules::Sjoelen) {
+            return Err(MatchError::Unsupported { rules: config.rules.name() });
+        }
+        let state = play(&config, board, &log)?;
+        let mut t = Tracker {
+            config,
+            board: board.clone(),
+            log,
+            state,
+            known: BTreeMap::new(),
+            thrown: 0,
+            waiting_clear: false,
+            added: false,
+            next_number: BTreeMap::new(),
+            next_loose: 0,
+        };
+        t.replay();
+        Ok(t)
+    }
+
+    /// The tracker's bookkeeping from the log alone: the pieces of the last event, the
+    /// throws of the round in progress, whether the round is complete.
+    fn replay(&mut self) {
+        let per_round = self.round_size();
+        let mut thrown = 0usize;
+        let mut seen: Vec<PieceId> = Vec::new();
+        for e in &self.log.events {
+            if thrown == per_round {
+                thrown = 0;
+                seen.clear();
+            }
+            let new: Vec<PieceId> = e.pieces.iter().map(|p| p.piece).filter(|p| !seen.contains(p)).collect();
+            thrown += if self.sjoelen() { 1 } else { new.len().max(e.throws.len()).max(1) };
+            seen.extend(new);
+        }
+        self.thrown = thrown;
+        self.waiting_clear = thrown >= per_round && per_round > 0;
+        self.known.clear();
+        self.next_number.clear();
+        if let Some(last) = self.log.events.last() {
+            for p in &last.pieces {
+                let kind = match p.call {
+                    CallName::In | CallName::Leaner | CallName::OnBoard => PieceKind::Washer,
+                    CallName::Compartment | CallName::None => PieceKind::Disc,
+                    _ => PieceKind::Weight,
+                };
+                let at = p.at.unwrap_or(BoardPoint::new(f64::NAN, f64::NAN));
+                self.known.insert(p.piece, Known { team: p.piece.team, kind, at, state: Some(p.clone()) });
+            }
+        }
+        if !self.waiting_clear {
+            for id in &seen {
+                let n = self.next_number.entry(id.team).or_insert(1);
+                *n = (*n).max(id.number + 1);
+            }
+        }
+    }
+
+    fn sjoelen(&self) -> bool {
+        self.config.rules == Rules::Sjoelen
+    }
+
+    /// Throws a round has (sjoelen: sub-turns a turn has).
+    fn round_size(&self) -> usize {
+        match self.config.rules {
+            Rules::KnockOff | Rules::TapAndDraw | Rules::Yocu4 | Rules::Yocu9 => 8,
+            Rules::HoleyBoard => 6,
+            Rules::Sjoelen => crate::rules::sjoelen::SUB_TURNS as usize,
+            _ => 0,
+        }
+    }
+
+    pub fn log(&self) -> &EventLog {
+        &self.log
+    }
+
+    pub fn state(&self) -> &GameState {
+        &self.state
+    }
+
+    /// Whether the game is over (won, or a sjoelen match complete).
+    pub fn over(&self) -> bool {
+        matches!(self.state.status, Status::Won | Status::Tied)
+    }
+
+    /// Reads one settled state; returns what it meant for the game. An event in the
+    /// result (`MatchEvent::Throw`) has been added to the log: the caller journals it.
+    pub fn settled(&mut self, frame: u64, time_s: f64, report: &FrameReport) -> Vec<MatchEvent> {
+        if self.over() {
+            return Vec::new();
+        }
+        let pieces: Vec<&PieceReport> = report.pieces.iter().collect();
+        if self.waiting_clear {
+            if pieces.is_empty() {
+                self.waiting_clear = false;
+                self.thrown = 0;
+                self.known.clear();
+                self.next_number.clear();
+                return vec![MatchEvent::Cleared { frame, time_s }];
+            }
+            return Vec::new();
+        }
+        if self.sjoelen() {
+            return self.sjoelen_state(frame, time_s, report);
+        }
+        let m = self.assign(&pieces);
+        if m.new.is_empty() {
+            if m.moved.is_empty() && m.gone.is_empty() {
+                return Vec::new();
+            }
+            // The board as it now is: the next event lists it so.
+            for id in &m.gone {
+                self.known.remove(id);
+            }
+            for (id, p) in &m.moved {
+                self.known.insert(*id, known_of(p, *id));
+            }
+            return vec![MatchEvent::Ignored { frame, time_s, reason: "pieces moved or went with no piece thrown".into() }];
+        }
+        // The board after the throw: every piece in view with its id.
+        let mut review: Option<String> = None;
+        if m.new.len() > 1 {
+            review = Some(ambiguous_reason(m.new.iter().map(|(id, _)| *id)));
+        } else if !report.unexplained.is_empty() {
+            review = Some(format!("{} patch(es) of colour no piece explains: a piece may be hidden", report.unexplained.len()));
+        }
+        let thrower = self.thrower(&m.new);
+        for id in &m.gone {
+            self.known.remove(id);
+        }
+        for (id, p) in m.moved.iter().chain(m.kept.iter()).chain(m.new.iter()) {
+            self.known.insert(*id, known_of(p, *id));
+        }
+        self.thrown += m.new.len();
+        let event = self.event(&thrower, frame, time_s, review);
+        let calls = m.calls();
+        self.push(event, calls, frame, time_s)
+    }
+
+    /// Sjoelen: discs add up during a sub-turn; the sub-turn's event comes when its loose
+    /// discs are collected, or (the turn's last) when the board is cleared.
+    fn sjoelen_state(&mut self, frame: u64, time_s: f64, report: &FrameReport) -> Vec<MatchEvent> {
+        let pieces: Vec<&PieceReport> = report.pieces.iter().collect();
+        let had_loose = self.known.values().any(|k| k.state.is_none());
+        let m = self.assign(&pieces);
+        let player = self.state.next_first.clone().unwrap_or_default();
+        if pieces.is_empty() {
+            // Cleared: the turn's last sub-turn, if discs came since the last event.
+            let out = if self.added {
+                let e = self.event(&player, frame, time_s, None);
+                self.push(e, Vec::new(), frame, time_s)
+            } else {
+                Vec::new()
+            };
+            self.known.clear();
+            self.next_number.clear();
+            self.added = false;
+            self.thrown = 0;
+            return out;
+        }
+        for id in &m.gone {
+            self.known.remove(id);
+        }
+        for (id, p) in m.moved.iter().chain(m.kept.iter()).chain(m.new.iter()) {
+            self.known.insert(*id, known_of(p, *id));
+        }
+        if !m.new.is_empty() || !m.moved.is_empty() {
+            self.added = true;
+        }
+        let loose_now = self.known.values().any(|k| k.state.is_none());
+        if had_loose && !loose_now && m.new.is_empty() && self.added {
+            self.added = false;
+            self.thrown += 1;
+            let e = self.event(&player, frame, time_s, None);
+            let calls = m.calls();
+            return self.push(e, calls, frame, time_s);
+        }
+        Vec::new()
+    }
+
+    /// Adds the event to the log and scores the game again. An event the rules engine
+    /// refuses is kept, marked for review with the engine's reason.
+    fn push(&mut self, mut event: Event, calls: Vec<CallMargin>, frame: u64, time_s: f64) -> Vec<MatchEvent> {
+        let rounds_before = self.state.rounds.len();
+        self.log.events.push(event.clone());
+        let state = match play(&self.config, &self.board, &self.log) {
+            Ok(s) => s,
+            Err(e) => {
+                event.review = Some(format!("the rules engine refuses this state: {e}"));
+                *self.log.events.last_mut().expect("just pushed") = event.clone();
+                play(&self.config, &self.board, &self.log).unwrap_or_else(|_| self.state.clone())
+            }
+        };
+        self.state = state;
+        let index = self.log.events.len() - 1;
+        let mut out = vec![MatchEvent::Throw { index, entry: Box::new(event), calls }];
+        if self.thrown >= self.round_size() {
+            self.waiting_clear = !self.sjoelen();
+            self.thrown = if self.sjoelen() { 0 } else { self.thrown };
+        }
+        for r in &self.state.rounds[rounds_before.min(self.state.rounds.len())..] {
+            out.push(MatchEvent::RoundOver { frame, time_s, round: Box::new(r.clone()) });
+        }
+        if self.over() {
+            out.push(MatchEvent::GameOver {
+                frame,
+                time_s,
+                status: self.state.status,
+                winner: self.state.winner.clone(),
+                scores: self.state.scores.clone(),
+            });
+        }
+        out
+    }
+
+    /// Who threw the new pieces: their team in the colour games, the player whose turn it is otherwise.
+    fn thrower(&self, new: &[(PieceId, &PieceReport)]) -> String {
+        match new.first().and_then(|(id, _)| id.team) {
+            Some(t) if self.config.rules.team_colours() => t.name().to_string(),
+            _ => self.state.next_first.clone().unwrap_or_default(),
+        }
+    }
+
+    fn event(&self, thrower: &str, frame: u64, time_s: f64, review: Option<String>) -> Event {
+        Event {
+            thrower: thrower.to_string(),
+            throws: Vec::new(),
+            bounced: false,
+            frame: Some(frame),
+            note: None,
+            time_s: Some(time_s),
+            review,
+            pieces: self.known.values().filter_map(|k| k.state.clone()).collect(),
+        }
+    }
+
+    /// Matches a settled state's pieces to the pieces known: the same team and kind
+    /// within [`MATCH_STILL_MM`] is the same piece unmoved; of the rest, each known
+    /// piece takes the nearest unmatched piece of its team (moved: knocked), and what
+    /// is left over is new (thrown) or gone (knocked off).
+    fn assign<'r>(&mut self, pieces: &[&'r PieceReport]) -> Assignment<'r> {
+        let mut free: Vec<bool> = vec![true; pieces.len()];
+        let mut kept = Vec::new();
+        let mut moved = Vec::new();
+        let mut gone = Vec::new();
+        let mut unmatched: Vec<PieceId> = Vec::new();
+        for (id, k) in &self.known {
+            let near = nearest(pieces, &free, k, Some(MATCH_STILL_MM));
+            match near {
+                Some(i) if call_same(k, pieces[i]) => {
+                    free[i] = false;
+                    kept.push((*id, pieces[i]));
+                }
+                Some(i) => {
+                    free[i] = false;
+                    moved.push((*id, pieces[i]));
+                }
+                None => unmatched.push(*id),
+            }
+        }
+        for id in unmatched {
+            let k = &self.known[&id];
+            match nearest(pieces, &free, k, None) {
+                Some(i) => {
+                    free[i] = false;
+                    moved.push((id, pieces[i]));
+                }
+                None => gone.push(id),
+            }
+        }
+        let mut new = Vec::new();
+        for (_, p) in pieces.iter().enumerate().filter(|(i, _)| free[*i]) {
+            let id = match p.team {
+                Some(t) => PieceId::of_team(t, self.next(Some(t))),
+                // A loose disc is listed in no event: a stand-in number until it is.
+                None if state_of(p, PieceId::disc(0)).is_none() => {
+                    self.next_loose += 1;
+                    PieceId::disc(LOOSE_DISC_BASE + self.next_loose)
+                }
+                None => PieceId::disc(self.next(None)),
+            };
+            new.push((id, *p));
+        }
+        // A loose disc pushed into a compartment is listed from now on: its real number.
+        for (id, p) in kept.iter_mut().chain(moved.iter_mut()) {
+            if id.team.is_none() && id.number > LOOSE_DISC_BASE && state_of(p, *id).is_some() {
+                self.known.remove(id);
+                *id = PieceId::disc(self.next(None));
+            }
+        }
+        Assignment { kept, moved, gone, new }
+    }
+
+    /// The next number for a new piece of `team` (discs: `None`) this round.
+    fn next(&mut self, team: Option<Team>) -> u32 {
+        let n = self.next_number.entry(team).or_insert(1);
+        *n += 1;
+        *n - 1
+    }
+}
+
+/// A settled state read against the pieces known.
+struct Assignment<'r> {
+    kept: Vec<(PieceId, &'r PieceReport)>,
+    moved: Vec<(PieceId, &'r PieceReport)>,
+    gone: Vec<PieceId>,
+    new: Vec<(PieceId, &'r PieceReport)>,
+}
+
+impl Assignment<'_> {
+    /// Every piece's call and margin, by id.
+    fn calls(&self) -> Vec<CallMargin> {
+        let mut v: Vec<CallMargin> = self
+            .kept
+            .iter()
+            .chain(&self.moved)
+            .chain(&self.new)
+            .map(|(id, p)| CallMargin { piece: *id, call: p.call.clone(), margin_mm: (p.margin_mm * 10.0).round() / 10.0, review: p.review })
+            .collect();
+        v.sort_by_key(|c| c.piece);
+        v
+    }
+}
+
+/// The nearest free piece of `k`'s team and kind, within `within` mm if given.
+fn nearest(pieces: &[&PieceReport], free: &[bool], k: &Known, within: Option<f64>) -> Option<usize> {
+    pieces
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| free[*i] && p.team == k.team && p.kind == k.kind)
+        .map(|(i, p)| (i, distance(k.at, p)))
+        .filter(|(_, d)| within.is_none_or(|w| *d <= w))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
+
+/// Distance from a known place to a reported piece; a place the log did not record
+/// (NaN) matches any piece of the team, farther than any real distance.
+fn distance(at: BoardPoint, p: &PieceReport) -> f64 {
+    let d = at.distance(BoardPoint::new(p.x_mm, p.y_mm));
+    if d.is_nan() {
+        f64::MAX / 2.0
+    } else {
+        d
+    }
+}
+
+fn call_same(k: &Known, p: &PieceReport) -> bool {
+    match &k.state {
+        Some(s) => serde_json::to_value(s.call).ok().and_then(|v| v.as_str().map(|c| c == p.call)).unwrap_or(false) && s.hole.or(s.compartment) == p.place,
+        None => state_of(p, PieceId::disc(0)).is_none(),
+    }
+}
+
+fn known_of(p: &PieceReport, id: PieceId) -> Known {
+    Known { team: p.team, kind: p.kind, at: BoardPoint::new(p.x_mm, p.y_mm), state: state_of(p, id) }
+}
+
+/// A reported piece as the event log lists it (`None`: listed in no event: off the
+/// board, or a disc not in a compartment). Positions are rounded to 0.1 mm.
+pub fn state_of(p: &PieceReport, id: PieceId) -> Option<PieceState> {
+    let call: CallName = serde_json::from_value(serde_json::Value::String(p.call.clone())).ok()?;
+    if matches!(call, CallName::Off | CallName::None) {
+        return None;
+    }
+    let round = |v: f64| (v * 10.0).round() / 10.0;
+    let mut s = PieceState { piece: id, call, hole: None, compartment: None, at: Some(BoardPoint::new(round(p.x_mm), round(p.y_mm))), value: None };
+    match p.kind {
+        PieceKind::Weight => {}
+        PieceKind::Washer => {
+            s.hole = p.place;
+            s.value = p.value.filter(|_| p.place.is_some());
+        }
+        PieceKind::Disc => {
+            s.compartment = p.place;
+            s.value = p.value.filter(|_| p.place.is_some());
+        }
+    }
+    Some(s)
+}
