@@ -19,11 +19,13 @@ mod grid;
 mod models;
 mod proposals;
 mod sight;
+mod teams;
 mod verify;
 
 pub use colour::{bgr_to_hsv, ColourClass, PaleClass, TeamColour, BLUE, DISC, RED};
 pub use models::{LeanerFit, AREA_MISMATCH_FRACTION, LEANER_POSE_SIGMA_MM, MIN_PIECE_AREA_FRACTION};
 pub use proposals::{MIN_BLOB_WIDTH_FRACTION, THIN_RUN_MM};
+pub use teams::{check_teams, standard_teams, PiecesFile, TeamSpec, TeamsSource, PIECES_FORMAT};
 pub use verify::{MAX_FIT_RMS_PX, MAX_RADIUS_ERROR_MM, MIN_FILL_FRACTION, RIM_CLEARANCE_MM};
 
 use crate::board::Board;
@@ -52,7 +54,10 @@ pub enum DetectError {
     Measure(#[from] MeasureError),
     #[error("detector configuration: `{field}` {problem}")]
     Config { field: &'static str, problem: String },
-
+    #[error("pieces file {path}: {problem}")]
+    PiecesFile { path: std::path::PathBuf, problem: String },
+    #[error("team colour sample at pixel ({u}, {v}): {problem}")]
+    TeamSample { u: f64, v: f64, problem: String },
 }
 
 /// The detector's settings.
@@ -60,6 +65,10 @@ pub enum DetectError {
 pub struct DetectorConfig {
     /// Team colours of weights and washers (defaults: the standard red and blue).
     pub teams: Vec<TeamColour>,
+    /// Where `teams` came from: the standard colours are learned again from a
+    /// frame with piece-sized colour no team explains; given ones are kept.
+    #[serde(default)]
+    pub teams_source: TeamsSource,
     /// The look of sjoelen discs (light wood) relative to the board.
     pub disc: PaleClass,
     /// Candidate grid spacing on the board (mm).
@@ -82,7 +91,8 @@ fn hole_model_on() -> bool {
 impl Default for DetectorConfig {
     fn default() -> Self {
         DetectorConfig {
-            teams: vec![TeamColour { team: Team::Red, colour: RED }, TeamColour { team: Team::Blue, colour: BLUE }],
+            teams: standard_teams(),
+            teams_source: TeamsSource::Standard,
             disc: DISC,
             // 2 mm cells put ~680 cells in a weight's cap and ~530 in a disc: blob
             // areas count pieces to within a few percent.
@@ -188,6 +198,10 @@ pub struct Detector {
     /// Each grid cell's colour in the current frame: hue, saturation and
     /// value, one array each (NaN where out of view).
     hsv: [Vec<f32>; 3],
+    /// Paint of no team's colour on the surface, this frame.
+    foreign: GrayImage,
+    /// Why the teams' colours learned from a frame are in doubt.
+    team_doubts: Vec<String>,
 }
 
 impl Detector {
@@ -208,8 +222,12 @@ impl Detector {
         }
         let classes = if shape.team_coloured { cfg.teams.len() } else { 1 };
         let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
+        if shape.team_coloured {
+            check_teams(&cfg.teams).map_err(|problem| DetectError::Config { field: "teams", problem })?;
+        }
+        let foreign = GrayImage::new(grid.cols, grid.rows);
         let geo = Geometry { board: board.clone(), camera: *camera, pose: *pose, shape, grid, sight: Sight::new(board) };
-        Ok(Detector { cfg, geo, model, masks, hsv: Default::default() })
+        Ok(Detector { cfg, geo, model, masks, hsv: Default::default(), foreign, team_doubts: Vec::new() })
     }
 
     /// Detects and measures every piece in a BGR frame.
@@ -225,7 +243,35 @@ impl Detector {
         }
         self.geo.grid.gather(frame, &mut self.hsv);
         self.mark_colours();
-        Ok(self.find(frame))
+        let mut out = self.find(frame);
+        if !self.geo.shape.team_coloured {
+            return Ok(out);
+        }
+        // Piece-sized paint no team's colour explains: with the standard
+        // colours, the teams' colours are learned from this frame and the
+        // frame read again; what is still unexplained needs review.
+        let mut strays = self.stray_colour(frame, &out);
+        if !strays.is_empty() && self.cfg.teams_source == TeamsSource::Standard {
+            let cx = self.context(frame);
+            if let Some(learned) = teams::learn(&cx, teams::board_hue(&cx), &self.cfg.teams) {
+                let standard = std::mem::replace(&mut self.cfg.teams, learned.teams);
+                self.mark_colours();
+                let again = self.find(frame);
+                let still = self.stray_colour(frame, &again);
+                // The learned colours stand if they explain more of the paint
+                // and read no more colour as a cast than the standard ones.
+                let casts = |d: &Detections| d.unexplained.iter().filter(|u| u.area_mm2 > teams::cast_area(&self.geo)).count();
+                if still.len() < strays.len() && casts(&again) <= casts(&out) {
+                    (self.cfg.teams_source, self.team_doubts) = (TeamsSource::Learned, learned.doubts);
+                    (out, strays) = (again, still);
+                } else {
+                    self.cfg.teams = standard;
+                    self.mark_colours();
+                }
+            }
+        }
+        out.unexplained.extend(strays);
+        Ok(out)
     }
 
     /// Proposals and verification by the piece model, over this frame's masks.
@@ -233,6 +279,29 @@ impl Detector {
         let mut out = Detections::default();
         self.model.find(&self.context(frame), &mut out);
         out
+    }
+
+    /// Piece-sized paint of no team's colour that no piece found accounts for.
+    fn stray_colour(&mut self, frame: &ColourView, out: &Detections) -> Vec<Unexplained> {
+        let mut foreign = std::mem::take(&mut self.foreign);
+        let strays = {
+            let cx = self.context(frame);
+            let board = teams::board_hue(&cx);
+            teams::mark_foreign(&cx, board, &mut foreign);
+            teams::unexplained_colour(&cx, &foreign, out)
+        };
+        self.foreign = foreign;
+        strays
+    }
+
+    /// The teams' colour models in use (learned ones once learned), and where they came from.
+    pub fn teams(&self) -> (&[TeamColour], TeamsSource) {
+        (&self.cfg.teams, self.cfg.teams_source)
+    }
+
+    /// Why the teams' colours learned from a frame are in doubt (empty when not learned or sure).
+    pub fn team_doubts(&self) -> &[String] {
+        &self.team_doubts
     }
 
     /// The colour masks of this frame: each team's colour, or (discs) paler

@@ -19,7 +19,7 @@ pub const THIN_RUN_MM: f64 = 4.0;
 pub const MIN_BLOB_WIDTH_FRACTION: f64 = 0.6;
 /// A detection accounts for the colour within this factor of its radius (its
 /// side, shadow fringe and the grid's blur lie just outside the outline).
-const COVER_SLACK: f64 = 1.25;
+pub(super) const COVER_SLACK: f64 = 1.25;
 /// Unaccounted colour of at least this fraction of a piece's area (and not a
 /// thin run) makes the frame need review: a quarter of a piece is more than
 /// glare fringes or a shadow's tint leave, and less than a half-hidden piece.
@@ -28,7 +28,7 @@ pub(super) const UNACCOUNTED_AREA_FRACTION: f64 = 0.25;
 /// of a kind in play (sjoelen's discs; a team has 4 weights or 5 washers). A colour cast, a cloth of the team's
 /// colour, or a damaged frame: the colour is reported as unexplained (review) instead of fitted blob by blob, which
 /// would also take a fit for every piece-sized part of it.
-const MAX_PIECES_OF_ONE_COLOUR: f64 = 40.0;
+pub(super) const MAX_PIECES_OF_ONE_COLOUR: f64 = 40.0;
 /// Canny's upper threshold in HoughCircles on the 8-bit brightness grid: a
 /// disc's rim against the board is 30-80 levels; grain and glare speckle,
 /// smoothed, stay below.
