@@ -537,6 +537,10 @@ struct TeamArgs {
     /// A pieces file (JSON, docs/pieces.md: from `score --save-pieces`) with the teams' colours.
     #[arg(long, value_name = "FILE")]
     pieces: Option<std::path::PathBuf>,
+    /// Shuffleboard weights whose coloured cap is smaller than the chrome body: the cap's
+    /// radius in mm (the footprint stays the body's).
+    #[arg(long, value_name = "MM")]
+    cap_radius_mm: Option<f64>,
 }
 
 impl TeamArgs {
@@ -544,8 +548,12 @@ impl TeamArgs {
     fn config(&self, mut cfg: boardcall::detect::DetectorConfig, frame: Option<&boardcall::frame::Frame>) -> Result<boardcall::detect::DetectorConfig> {
         use opencv::prelude::MatTraitConstManual;
         if let Some(path) = &self.pieces {
-            cfg.teams = boardcall::detect::PiecesFile::load(path)?.teams;
+            let file = boardcall::detect::PiecesFile::load(path)?;
+            (cfg.teams, cfg.weight_cap_radius_mm) = (file.teams, file.weight_cap_radius_mm);
             cfg.teams_source = boardcall::detect::TeamsSource::Given;
+        }
+        if let Some(cap) = self.cap_radius_mm {
+            cfg.weight_cap_radius_mm = Some(cap);
         }
         for spec in &self.specs {
             let given = match (spec, frame) {
@@ -597,9 +605,10 @@ fn run(cli: Cli) -> Result<()> {
             let scoring = round.scoring()?;
             // The game's designated foul line, when it has one, decides zone 1 / short.
             let cfg = teams.config(detector_config(no_model), Some(&frame))?;
+            let cap = cfg.weight_cap_radius_mm;
             let (mut report, camera_pose) = boardcall::score::score_frame(&frame, &b, &cam, pose_input, cfg, round.foul()?)?;
             if let Some(out) = &save_pieces {
-                let file = boardcall::detect::PiecesFile { format: boardcall::detect::PIECES_FORMAT, teams: report.teams.clone() };
+                let file = boardcall::detect::PiecesFile { format: boardcall::detect::PIECES_FORMAT, teams: report.teams.clone(), weight_cap_radius_mm: cap };
                 if file.teams.is_empty() {
                     let problem = "sjoelen discs have no team colours to save".to_string();
                     return Err(boardcall::detect::DetectError::Config { field: "--save-pieces", problem }.into());

@@ -4,6 +4,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+/// A shuffleboard weight's coloured cap is at least this wide (mm radius): a
+/// smaller disc of colour is no cap a maker fits.
+pub const MIN_CAP_RADIUS_MM: f64 = 10.0;
+
 /// Which side a piece belongs to. The names are the default cap or washer colours;
 /// a game's colour configuration maps whatever colours are really used onto these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

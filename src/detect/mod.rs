@@ -32,7 +32,7 @@ use crate::board::Board;
 use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, Footprint};
 use crate::measure::{ColourView, FitConfig, MeasureError};
-use crate::piece::{PieceKind, Team};
+use crate::piece::{PieceKind, Team, MIN_CAP_RADIUS_MM};
 use grid::{median_saturation_value, open_in_place, Grid};
 use image::GrayImage;
 use models::PieceModel;
@@ -79,6 +79,10 @@ pub struct DetectorConfig {
     /// the washer calls (leaners, washers missed in cups); off for the classical path.
     #[serde(default = "hole_model_on")]
     pub hole_model: bool,
+    /// Shuffleboard weights whose coloured cap is smaller than the chrome body:
+    /// the cap's radius (mm); `None`: the cap is the whole top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_cap_radius_mm: Option<f64>,
 }
 
 fn hole_model_on() -> bool {
@@ -99,6 +103,7 @@ impl Default for DetectorConfig {
             grid_mm: 2.0,
             fit: FitConfig::default(),
             hole_model: true,
+            weight_cap_radius_mm: None,
         }
     }
 }
@@ -214,7 +219,14 @@ impl Detector {
         if cfg.fit.probes < 8 {
             return Err(DetectError::Config { field: "fit.probes", problem: "needs at least 8 probes".into() });
         }
-        let model = models::model_for(board);
+        if let Some(cap) = cfg.weight_cap_radius_mm {
+            let body = board.piece().radius_mm;
+            if !(MIN_CAP_RADIUS_MM..=body).contains(&cap) {
+                let problem = format!("must be {MIN_CAP_RADIUS_MM}..={body} mm (the weight's radius), got {cap}");
+                return Err(DetectError::Config { field: "weight_cap_radius_mm", problem });
+            }
+        }
+        let model = models::model_for(board, cfg.weight_cap_radius_mm);
         let shape = model.shape();
         let grid = Grid::new(board, camera, pose, cfg.grid_mm, shape.top_z_mm);
         if !grid.in_view() {

@@ -91,7 +91,14 @@ pub enum TeamsSource {
 pub struct PiecesFile {
     pub format: u32,
     pub teams: Vec<TeamColour>,
+    /// Shuffleboard weights with a coloured cap smaller than the body: its radius (mm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_cap_radius_mm: Option<f64>,
 }
+
+/// No weight's cap is wider than this (mm radius; the regulation weight is 29.4 mm):
+/// the detector also holds it to the board's weight.
+const MAX_CAP_RADIUS_MM: f64 = 40.0;
 
 /// The pieces file format this build writes and reads.
 pub const PIECES_FORMAT: u32 = 1;
@@ -106,6 +113,9 @@ impl PiecesFile {
             return Err(bad(format!("format {} is not {PIECES_FORMAT}", file.format)));
         }
         check_teams(&file.teams).map_err(bad)?;
+        if let Some(cap) = file.weight_cap_radius_mm.filter(|c| !(crate::piece::MIN_CAP_RADIUS_MM..=MAX_CAP_RADIUS_MM).contains(c)) {
+            return Err(bad(format!("weight_cap_radius_mm {cap} is not a cap's radius ({}..={MAX_CAP_RADIUS_MM} mm)", crate::piece::MIN_CAP_RADIUS_MM)));
+        }
         Ok(file)
     }
 
@@ -516,13 +526,14 @@ mod tests {
     fn pieces_files_round_trip_and_bad_ones_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pieces.json");
-        let file = PiecesFile { format: PIECES_FORMAT, teams: standard_teams() };
+        let file = PiecesFile { format: PIECES_FORMAT, teams: standard_teams(), weight_cap_radius_mm: Some(22.0) };
         std::fs::write(&path, file.to_json()).unwrap();
         assert_eq!(PiecesFile::load(&path).unwrap(), file);
         for bad in [
             "{",
             r#"{"format": 1, "teams": []}"#,
             r#"{"format": 2, "teams": []}"#,
+            r#"{"format": 1, "teams": [{"team": "red", "colour": {"hue_deg": 0, "hue_tolerance_deg": 10, "min_saturation": 0.3, "min_value": 0.1, "max_saturation": 1}}], "weight_cap_radius_mm": 2}"#,
             r#"{"format": 1, "teams": [{"team": "red", "colour": {"hue_deg": 500, "hue_tolerance_deg": 10, "min_saturation": 0.3, "min_value": 0.1, "max_saturation": 1}}]}"#,
             r#"{"format": 1, "teams": [{"team": "red", "colour": {"hue_deg": 0, "hue_tolerance_deg": 10, "min_saturation": 0.3, "min_value": 0.1, "max_saturation": 1}}, {"team": "red", "colour": {"hue_deg": 0, "hue_tolerance_deg": 10, "min_saturation": 0.3, "min_value": 0.1, "max_saturation": 1}}]}"#,
         ] {

@@ -36,8 +36,11 @@ const OPENING_MARGIN_MM: f64 = 10.0;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PieceShape {
     pub kind: PieceKind,
-    /// The radius of its outline as measured (a weight's cap, a washer's or disc's rim).
+    /// The radius of the outline it is seen and measured by: a weight's coloured
+    /// cap (its body's, or smaller), a washer's or disc's rim.
     pub radius_mm: f64,
+    /// The radius of its footprint (a weight's body): what the calls use.
+    pub footprint_radius_mm: f64,
     /// The height of its top face above what it rests on.
     pub top_z_mm: f64,
     /// Whether a team colour tells the piece (weights, washers); discs are told by their outline.
@@ -134,7 +137,7 @@ impl<'a> Ctx<'a> {
         Ok(Detection {
             kind: shape.kind,
             team,
-            footprint: Footprint::new(held.footprint.centre, shape.radius_mm),
+            footprint: Footprint::new(held.footprint.centre, shape.footprint_radius_mm),
             top_z_mm: z,
             tilt_deg: 0.0,
             sigma_mm: held.centre_sigma_mm,

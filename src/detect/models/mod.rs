@@ -68,11 +68,11 @@ pub(super) trait PieceModel: Send + Sync {
     fn settle(&self, _cx: &Ctx, _out: &mut Detections) {}
 }
 
-/// The model of a board's pieces.
-pub(super) fn model_for(board: &Board) -> Box<dyn PieceModel> {
+/// The model of a board's pieces (`cap_radius_mm`: a weight's cap smaller than its body).
+pub(super) fn model_for(board: &Board, cap_radius_mm: Option<f64>) -> Box<dyn PieceModel> {
     let p = board.piece();
     match &board.layout {
-        Layout::Shuffleboard(s) => Box::new(weight::WeightModel::new(p, s)),
+        Layout::Shuffleboard(s) => Box::new(weight::WeightModel::new(p, s, cap_radius_mm)),
         Layout::Washer(w) => Box::new(washer::WasherModel::new(p, w)),
         Layout::Sjoelbak(s) => Box::new(disc::DiscModel::new(p, s)),
     }

@@ -33,7 +33,7 @@ pub(super) struct WasherModel {
 
 impl WasherModel {
     pub fn new(p: PieceSize, w: &WasherBoard) -> WasherModel {
-        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
+        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
         WasherModel { shape, w: w.clone() }
     }
 

@@ -1,6 +1,8 @@
-//! The shuffleboard weight: a cylinder whose coloured top is measured at the
-//! weight's height; on the surface, or one gutter's depth lower when it lies
-//! in the gutter.
+//! The shuffleboard weight: a chrome body whose coloured cap (the whole top, or a
+//! smaller disc with a chrome ring round it and a number printed on it) is
+//! measured at the weight's height; on the surface, or one gutter's depth lower
+//! when it lies in the gutter. The cap and the body are concentric: the cap's
+//! outline places the body, whose footprint the calls use.
 
 use super::PieceModel;
 use crate::board::{PieceSize, Shuffleboard};
@@ -15,8 +17,10 @@ pub(super) struct WeightModel {
 }
 
 impl WeightModel {
-    pub fn new(p: PieceSize, s: &Shuffleboard) -> WeightModel {
-        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
+    /// `cap_radius_mm`: the coloured cap's radius where it is smaller than the body.
+    pub fn new(p: PieceSize, s: &Shuffleboard, cap_radius_mm: Option<f64>) -> WeightModel {
+        let outline = cap_radius_mm.unwrap_or(p.radius_mm);
+        let shape = PieceShape { kind: p.kind, radius_mm: outline, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
         WeightModel { shape, gutter_depth_mm: s.construction.gutter_depth_mm }
     }
 }
