@@ -171,3 +171,30 @@ fn pieces_files_are_saved_reused_and_checked_on_the_command_line() {
     let args = with(&["--team", "green=H120"]);
     assert_eq!(run(&args.iter().map(String::as_str).collect::<Vec<_>>()).0, 2);
 }
+
+#[test]
+fn colours_chosen_in_a_board_file_read_every_piece_and_bad_ones_are_refused() {
+    let (frame, f) = scene();
+    let nominal = Board::load(&f.truth.board).unwrap().to_toml();
+    let teams = r#"
+[[teams]]
+team = "red"
+colour = { hue_deg = 342.0, hue_tolerance_deg = 20.0, min_saturation = 0.25, min_value = 0.1, max_saturation = 1.0 }
+
+[[teams]]
+team = "blue"
+colour = { hue_deg = 270.0, hue_tolerance_deg = 20.0, min_saturation = 0.25, min_value = 0.1, max_saturation = 1.0 }
+"#;
+    let board = Board::from_toml(&format!("{nominal}\n{teams}"), "test").unwrap();
+    // The file's teams survive a round trip through board-file TOML.
+    assert_eq!(Board::from_toml(&board.to_toml(), "again").unwrap().teams, board.teams);
+    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let report = score_frame(frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
+    assert_eq!(report.teams_source, TeamsSource::Given);
+    every_piece_read(&report);
+    // A hue out of range, or a team twice, is a board-file error naming `teams`.
+    for bad in [teams.replace("342.0", "400.0"), teams.replace("\"blue\"", "\"red\"")] {
+        let e = Board::from_toml(&format!("{nominal}\n{bad}"), "test").unwrap_err();
+        assert!(e.to_string().contains("teams"), "{e}");
+    }
+}

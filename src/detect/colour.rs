@@ -1,20 +1,10 @@
-//! Colour models of the pieces: a team's colour as an HSV class, the pale look of
+//! Colour models of the pieces: classifying colours by a team's HSV class (the
+//! class itself is data, [`crate::piece::ColourClass`]), the pale look of
 //! sjoelen discs relative to the board, and the HSV conversion the colour grid
 //! runs over every cell of every frame.
 
-use crate::piece::Team;
+pub use crate::piece::{ColourClass, TeamColour};
 use serde::{Deserialize, Serialize};
-
-/// A colour class in HSV: hue window (degrees), minimum saturation and value (0..1).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ColourClass {
-    pub hue_deg: f32,
-    pub hue_tolerance_deg: f32,
-    pub min_saturation: f32,
-    pub min_value: f32,
-    /// Upper bound on saturation (0..1), for pale pieces such as wooden discs.
-    pub max_saturation: f32,
-}
 
 impl ColourClass {
     /// Sets each cell of `mask` to 255 where the colour (`h`, `s`, `v`, one
@@ -48,13 +38,6 @@ impl ColourClass {
         let dh = dh.min(360.0 - dh);
         dh <= self.hue_tolerance_deg && hsv[1] >= self.min_saturation && hsv[1] <= self.max_saturation && hsv[2] >= self.min_value
     }
-}
-
-/// A team's colour.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TeamColour {
-    pub team: Team,
-    pub colour: ColourClass,
 }
 
 /// Red caps: hue 0 +- 15 degrees. Lacquered wood sits at 20-40 degrees in every

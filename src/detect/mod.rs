@@ -207,12 +207,15 @@ pub struct Detector {
     foreign: GrayImage,
     /// Why the teams' colours learned from a frame are in doubt.
     team_doubts: Vec<String>,
+    /// Whether learning the teams' colours was tried (once per detector: a
+    /// fixed camera's frames show the same pieces).
+    learning_tried: bool,
 }
 
 impl Detector {
     /// A detector for `board` seen by `camera` from `pose`. Precomputes the
     /// candidate grid's projection, so build it once per camera pose.
-    pub fn new(cfg: DetectorConfig, board: &Board, camera: &Camera, pose: &CameraPose) -> Result<Detector, DetectError> {
+    pub fn new(mut cfg: DetectorConfig, board: &Board, camera: &Camera, pose: &CameraPose) -> Result<Detector, DetectError> {
         if !(cfg.grid_mm > 0.2 && cfg.grid_mm <= 10.0) {
             return Err(DetectError::Config { field: "grid_mm", problem: format!("must be in (0.2, 10] mm, got {}", cfg.grid_mm) });
         }
@@ -234,12 +237,16 @@ impl Detector {
         }
         let classes = if shape.team_coloured { cfg.teams.len() } else { 1 };
         let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
+        // A board file's teams stand in for the standard colours (given ones win).
+        if let (TeamsSource::Standard, Some(teams)) = (cfg.teams_source, &board.teams) {
+            (cfg.teams, cfg.teams_source) = (teams.clone(), TeamsSource::Given);
+        }
         if shape.team_coloured {
             check_teams(&cfg.teams).map_err(|problem| DetectError::Config { field: "teams", problem })?;
         }
         let foreign = GrayImage::new(grid.cols, grid.rows);
         let geo = Geometry { board: board.clone(), camera: *camera, pose: *pose, shape, grid, sight: Sight::new(board) };
-        Ok(Detector { cfg, geo, model, masks, hsv: Default::default(), foreign, team_doubts: Vec::new() })
+        Ok(Detector { cfg, geo, model, masks, hsv: Default::default(), foreign, team_doubts: Vec::new(), learning_tried: false })
     }
 
     /// Detects and measures every piece in a BGR frame.
@@ -263,7 +270,8 @@ impl Detector {
         // colours, the teams' colours are learned from this frame and the
         // frame read again; what is still unexplained needs review.
         let mut strays = self.stray_colour(frame, &out);
-        if !strays.is_empty() && self.cfg.teams_source == TeamsSource::Standard {
+        if !strays.is_empty() && self.cfg.teams_source == TeamsSource::Standard && !self.learning_tried {
+            self.learning_tried = true;
             let cx = self.context(frame);
             if let Some(learned) = teams::learn(&cx, teams::board_hue(&cx), &self.cfg.teams) {
                 let standard = std::mem::replace(&mut self.cfg.teams, learned.teams);

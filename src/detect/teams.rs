@@ -79,7 +79,7 @@ pub enum TeamsSource {
     /// The standard red and blue.
     #[default]
     Standard,
-    /// Given: on the command line, in a pieces file or a board file.
+    /// Given: on the command line, in a pieces file or in the board file.
     Given,
     /// Learned from a frame's piece-sized colour blobs.
     Learned,
@@ -125,26 +125,7 @@ impl PiecesFile {
     }
 }
 
-/// Each team once, every colour class finite and in range.
-pub fn check_teams(teams: &[TeamColour]) -> Result<(), String> {
-    if teams.is_empty() {
-        return Err("no teams".into());
-    }
-    for (i, t) in teams.iter().enumerate() {
-        if teams[..i].iter().any(|u| u.team == t.team) {
-            return Err(format!("team {:?} given twice", t.team));
-        }
-        let c = t.colour;
-        let unit = |v: f32| (0.0..=1.0).contains(&v);
-        if !((0.0..=360.0).contains(&c.hue_deg) && (0.0..=180.0).contains(&c.hue_tolerance_deg)) {
-            return Err(format!("{:?}: hue {} +- {} degrees is not a hue window (0..360, +- 0..180)", t.team, c.hue_deg, c.hue_tolerance_deg));
-        }
-        if !(unit(c.min_saturation) && unit(c.max_saturation) && unit(c.min_value) && c.min_saturation <= c.max_saturation) {
-            return Err(format!("{:?}: saturation and value bounds must lie in 0..1, the minimum below the maximum", t.team));
-        }
-    }
-    Ok(())
-}
+pub use crate::piece::check_teams;
 
 /// A team's colour as given on the command line: `NAME=H<hue>[:<tolerance>]`
 /// (degrees) or `NAME=U,V` (a pixel of the frame on one of its pieces).
