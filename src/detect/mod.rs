@@ -37,9 +37,7 @@ use grid::{median_saturation_value, open_in_place, Grid};
 use image::GrayImage;
 use models::PieceModel;
 use serde::{Deserialize, Serialize};
-use sight::Sight;
 use verify::{Ctx, Geometry};
-
 
 /// Errors of the detection stage.
 #[derive(Debug, thiserror::Error)]
@@ -191,7 +189,6 @@ pub struct Detections {
     pub unexplained: Vec<Unexplained>,
 }
 
-
 /// The detector: its configuration, the board and camera it works for, its
 /// piece model, and the scratch buffers it reuses from frame to frame.
 pub struct Detector {
@@ -235,17 +232,17 @@ impl Detector {
         if !grid.in_view() {
             return Err(DetectError::BoardNotInView);
         }
-        let classes = if shape.team_coloured { cfg.teams.len() } else { 1 };
-        let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
         // A board file's teams stand in for the standard colours (given ones win).
         if let (TeamsSource::Standard, Some(teams)) = (cfg.teams_source, &board.teams) {
             (cfg.teams, cfg.teams_source) = (teams.clone(), TeamsSource::Given);
         }
+        let classes = if shape.team_coloured { cfg.teams.len() } else { 1 };
+        let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
         if shape.team_coloured {
             check_teams(&cfg.teams).map_err(|problem| DetectError::Config { field: "teams", problem })?;
         }
         let foreign = GrayImage::new(grid.cols, grid.rows);
-        let geo = Geometry { board: board.clone(), camera: *camera, pose: *pose, shape, grid, sight: Sight::new(board) };
+        let geo = Geometry::new(board, camera, pose, shape, grid);
         Ok(Detector { cfg, geo, model, masks, hsv: Default::default(), foreign, team_doubts: Vec::new(), learning_tried: false })
     }
 

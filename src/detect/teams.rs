@@ -24,6 +24,10 @@ const PAINT_MIN_VALUE: f32 = 0.12;
 /// saturation-weighted mean hue) is the board: lacquered wood varies by
 /// 10-15 degrees over its grain and under the fixtures' lights.
 const BOARD_HUE_MARGIN_DEG: f32 = 20.0;
+/// The board's hue is the mean over every this-many-th grid cell: a few
+/// thousand cells of a surface of tens of thousands tell its mean hue to a
+/// fraction of a degree, at a fraction of the cost.
+const BOARD_HUE_STRIDE: usize = 7;
 /// Colour no team explains of at least this many pieces' worth makes the frame
 /// need review: half a piece is more than a shadow's tint or a found piece's
 /// fringe (both removed first) leave.
@@ -215,9 +219,8 @@ pub(super) fn cast_area(geo: &super::verify::Geometry) -> f64 {
 /// The board's own hue: the saturation-weighted circular mean of the hues of
 /// the grid cells on its surface (`None` with none in view or no colour).
 pub(super) fn board_hue(cx: &Ctx) -> Option<f32> {
-    let (g, [h, s, _]) = (&cx.geo.grid, cx.hsv);
-    let surface = &cx.geo.board.surface;
-    let cells = (0..h.len()).filter(|&i| !h[i].is_nan() && surface.contains(g.cell_centre((i as u32 % g.cols) as f64, (i as u32 / g.cols) as f64)));
+    let ([h, s, _], seen) = (cx.hsv, &cx.geo.surface_cells);
+    let cells = (0..h.len()).step_by(BOARD_HUE_STRIDE).filter(|&i| !h[i].is_nan() && seen[i]);
     circular_mean(cells.map(|i| (h[i], s[i])))
 }
 
@@ -228,23 +231,16 @@ fn paint(hsv: [f32; 3], board: Option<f32>) -> bool {
 
 /// Paint of no team's hue, on the playing surface, in `mask` (opened like the teams' masks).
 pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) {
-    let (g, [h, s, v]) = (&cx.geo.grid, cx.hsv);
-    let surface = &cx.geo.board.surface;
-    let top = cx.geo.shape.top_z_mm;
-    mask.fill(0);
-    let cols = g.cols as usize;
+    let ([h, s, v], seen) = (cx.hsv, &cx.geo.surface_cells);
     for (i, m) in mask.iter_mut().enumerate() {
         let c = [h[i], s[i], v[i]];
-        if c[0].is_nan() || !paint(c, board) || cx.teams.iter().any(|t| hue_distance(c[0], t.colour.hue_deg) <= t.colour.hue_tolerance_deg) {
-            continue;
-        }
-        // The surface point the cell's line of sight meets (not a gutter or rail beyond it).
-        let c = g.cell_centre((i % cols) as f64, (i / cols) as f64);
-        if cx.along_sight(c.at_height(top), 0.0).is_some_and(|p| surface.contains(p)) && surface.contains(c) {
-            *m = 255;
-        }
+        let foreign = seen[i]
+            && !c[0].is_nan()
+            && paint(c, board)
+            && !cx.teams.iter().any(|t| hue_distance(c[0], t.colour.hue_deg) <= t.colour.hue_tolerance_deg);
+        *m = if foreign { 255 } else { 0 };
     }
-    open_in_place(mask, (THIN_RUN_MM / g.step).ceil().clamp(1.0, 255.0) as i32);
+    open_in_place(mask, (THIN_RUN_MM / cx.geo.grid.step).ceil().clamp(1.0, 255.0) as i32);
 }
 
 /// Piece-sized blobs of `foreign` colour (see [`mark_foreign`]) that no piece
@@ -453,7 +449,10 @@ fn nearest(centres: &[f32], hue: f32) -> usize {
 
 /// The distance between two hues round the circle (degrees, 0..180).
 pub(super) fn hue_distance(a: f32, b: f32) -> f32 {
-    let d = (a - b).rem_euclid(360.0);
+    // Hues lie in 0..=360 (the grid's, the classes' and the means'): the
+    // difference is within one turn and needs no `fmod` (every cell, every frame).
+    let d = (a - b).abs();
+    let d = if d > 360.0 { d.rem_euclid(360.0) } else { d };
     d.min(360.0 - d)
 }
 

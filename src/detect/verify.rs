@@ -56,6 +56,26 @@ pub(super) struct Geometry {
     pub shape: PieceShape,
     pub grid: Grid,
     pub sight: Sight,
+    /// Per grid cell: whether its line of sight meets the playing surface
+    /// (within it, not a gutter, rail or the floor beyond its edge).
+    pub surface_cells: Vec<bool>,
+}
+
+impl Geometry {
+    pub fn new(board: &Board, camera: &Camera, pose: &CameraPose, shape: PieceShape, grid: Grid) -> Geometry {
+        let (surface, eye) = (&board.surface, pose.centre());
+        let cols = grid.cols as usize;
+        let surface_cells = (0..grid.pixels.len())
+            .map(|i| {
+                let c = grid.cell_centre((i % cols) as f64, (i / cols) as f64);
+                // The cell (at the pieces' top height) seen along its line of sight down to z = 0.
+                let s = shape.top_z_mm / (eye.z_mm - shape.top_z_mm).max(1e-9);
+                let down = BoardPoint::new(c.x_mm + s * (c.x_mm - eye.x_mm), c.y_mm + s * (c.y_mm - eye.y_mm));
+                !grid.pixels[i][0].is_nan() && surface.contains(c) && surface.contains(down)
+            })
+            .collect();
+        Geometry { board: board.clone(), camera: *camera, pose: *pose, shape, grid, sight: Sight::new(board), surface_cells }
+    }
 }
 
 /// One frame's verification context: the geometry, the frame, its colour masks
