@@ -304,8 +304,7 @@ impl Detector {
         let strays = {
             let cx = self.context(frame);
             let board = teams::board_hue(&cx);
-            teams::mark_foreign(&cx, board, &mut foreign);
-            teams::unexplained_colour(&cx, &foreign, out)
+            if teams::mark_foreign(&cx, board, &mut foreign) { teams::unexplained_colour(&cx, &foreign, out) } else { Vec::new() }
         };
         self.foreign = foreign;
         strays

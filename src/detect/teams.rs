@@ -24,10 +24,11 @@ const PAINT_MIN_VALUE: f32 = 0.12;
 /// saturation-weighted mean hue) is the board: lacquered wood varies by
 /// 10-15 degrees over its grain and under the fixtures' lights.
 const BOARD_HUE_MARGIN_DEG: f32 = 20.0;
-/// The board's hue is the mean over every this-many-th grid cell: a few
-/// thousand cells of a surface of tens of thousands tell its mean hue to a
-/// fraction of a degree, at a fraction of the cost.
-const BOARD_HUE_STRIDE: usize = 7;
+/// The board's hue is the mean over every this-many-th grid cell (a prime, so
+/// that the cells taken do not line up with the grid's rows): thousands of
+/// cells of a surface of tens to hundreds of thousands tell its mean hue to a
+/// fraction of a degree, at a small part of the cost of them all.
+const BOARD_HUE_STRIDE: usize = 29;
 /// Colour no team explains of at least this many pieces' worth makes the frame
 /// need review: half a piece is more than a shadow's tint or a found piece's
 /// fringe (both removed first) leave.
@@ -229,18 +230,32 @@ fn paint(hsv: [f32; 3], board: Option<f32>) -> bool {
     hsv[1] >= PAINT_MIN_SATURATION && hsv[2] >= PAINT_MIN_VALUE && board.is_none_or(|b| hue_distance(hsv[0], b) > BOARD_HUE_MARGIN_DEG)
 }
 
-/// Paint of no team's hue, on the playing surface, in `mask` (opened like the teams' masks).
-pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) {
+/// Paint of no team's hue, on the playing surface, in `mask` (opened like the
+/// teams' masks); whether there is any (most frames have none: the opening and
+/// the blobs are then skipped).
+pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) -> bool {
     let ([h, s, v], seen) = (cx.hsv, &cx.geo.surface_cells);
+    // Every cell of every frame: written without branches (as the teams' own
+    // masks are) so that it runs as vector code. A NaN hue (out of view) fails
+    // the saturation test; an unknown board hue (NaN) leaves every hue away from it.
+    let b = board.unwrap_or(f32::NAN);
+    let windows: Vec<(f32, f32)> = cx.teams.iter().map(|t| (t.colour.hue_deg, t.colour.hue_tolerance_deg)).collect();
+    let near = |a: f32, c: f32| {
+        let d = (a - c).abs();
+        d.min(360.0 - d)
+    };
     for (i, m) in mask.iter_mut().enumerate() {
-        let c = [h[i], s[i], v[i]];
-        let foreign = seen[i]
-            && !c[0].is_nan()
-            && paint(c, board)
-            && !cx.teams.iter().any(|t| hue_distance(c[0], t.colour.hue_deg) <= t.colour.hue_tolerance_deg);
+        let (hh, ss, vv) = (h[i], s[i], v[i]);
+        let off_board = !(near(hh, b) <= BOARD_HUE_MARGIN_DEG);
+        let in_team = windows.iter().fold(false, |acc, &(c, tol)| acc | (near(hh, c) <= tol));
+        let foreign = seen[i] & (ss >= PAINT_MIN_SATURATION) & (vv >= PAINT_MIN_VALUE) & off_board & !in_team;
         *m = if foreign { 255 } else { 0 };
     }
+    if !mask.iter().any(|&m| m > 0) {
+        return false;
+    }
     open_in_place(mask, (THIN_RUN_MM / cx.geo.grid.step).ceil().clamp(1.0, 255.0) as i32);
+    true
 }
 
 /// Piece-sized blobs of `foreign` colour (see [`mark_foreign`]) that no piece
