@@ -160,7 +160,8 @@ fn detect_error(e: &crate::detect::DetectError) -> Failure {
         E::FrameSize { .. } => Failure::Input,
         E::BoardNotInView | E::NotAPiece { .. } => Failure::Refused,
         E::Measure(m) => measure_error(m),
-        E::Config { .. } => Failure::Usage,
+        E::Config { .. } | E::TeamSample { .. } => Failure::Usage,
+        E::PiecesFile { .. } => Failure::Input,
     }
 }
 

@@ -93,6 +93,12 @@ enum Command {
         /// Classical detection only: no hole-state model correcting washer calls.
         #[arg(long)]
         no_model: bool,
+        #[command(flatten)]
+        teams: TeamArgs,
+        /// Write the teams' colours the frame was read with (given, or learned from it) to this
+        /// pieces file (docs/pieces.md), to give with --pieces for the next frames of this set-up.
+        #[arg(long, value_name = "FILE")]
+        save_pieces: Option<std::path::PathBuf>,
     },
     /// Review pictures of close calls: for each, the top-down metric crop around the piece and the
     /// decisive line, rim or edge, the fitted footprint over the real pixels, the gap in mm with its
@@ -180,6 +186,8 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         /// DIR/frame-NNNNNN.png (NNNNNN: the frame's index): the evidence beside each report.
         #[arg(long, value_name = "DIR")]
         annotate: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        teams: TeamArgs,
     },
     /// Follow a whole game from a video file or a live camera: settled states read as throws and knocks, the
     /// rules engine run round after round, every event journaled (flushed and synced) before it is printed
@@ -555,6 +563,59 @@ fn save_atomically<E: std::fmt::Display>(path: &std::path::Path, save: impl FnOn
     Ok(())
 }
 
+/// The teams' colours: given on the command line or in a pieces file (docs/pieces.md).
+#[derive(clap::Args)]
+struct TeamArgs {
+    /// A team's colour: NAME=H<hue>[:<tolerance>] (degrees; e.g. blue=H270) or NAME=U,V (a pixel
+    /// of the frame on one of the team's pieces; `score` only). Repeatable. Teams not given keep the
+    /// pieces file's colour or the standard one; without any, the colours are learned from a frame
+    /// with piece-sized colour the standard ones do not explain.
+    #[arg(long = "team", value_name = "NAME=COLOUR")]
+    specs: Vec<boardcall::detect::TeamSpec>,
+    /// A pieces file (JSON, docs/pieces.md: from `score --save-pieces`) with the teams' colours.
+    #[arg(long, value_name = "FILE")]
+    pieces: Option<std::path::PathBuf>,
+    /// Shuffleboard weights whose coloured cap is smaller than the chrome body: the cap's
+    /// radius in mm (the footprint stays the body's).
+    #[arg(long, value_name = "MM")]
+    cap_radius_mm: Option<f64>,
+}
+
+impl TeamArgs {
+    /// The detector's settings with these teams' colours (`frame`: where sample points are read).
+    fn config(&self, mut cfg: boardcall::detect::DetectorConfig, frame: Option<&boardcall::frame::Frame>) -> Result<boardcall::detect::DetectorConfig> {
+        use opencv::prelude::MatTraitConstManual;
+        if let Some(path) = &self.pieces {
+            let file = boardcall::detect::PiecesFile::load(path)?;
+            (cfg.teams, cfg.weight_cap_radius_mm) = (file.teams, file.weight_cap_radius_mm);
+            cfg.teams_source = boardcall::detect::TeamsSource::Given;
+        }
+        if let Some(cap) = self.cap_radius_mm {
+            cfg.weight_cap_radius_mm = Some(cap);
+        }
+        for spec in &self.specs {
+            let given = match (spec, frame) {
+                (boardcall::detect::TeamSpec::Sample { .. }, None) => {
+                    let problem = "NAME=U,V samples a frame: give it to `score` (with --save-pieces), or give a hue".to_string();
+                    return Err(boardcall::detect::DetectError::Config { field: "--team", problem }.into());
+                }
+                (_, Some(f)) => {
+                    let bytes = f.image().data_bytes()?;
+                    let view = boardcall::measure::ColourView::new(f.width() as usize, f.height() as usize, bytes)?;
+                    spec.resolve(&view)?
+                }
+                (_, None) => spec.resolve(&boardcall::measure::ColourView::new(0, 0, &[])?)?,
+            };
+            match cfg.teams.iter_mut().find(|t| t.team == given.team) {
+                Some(t) => *t = given,
+                None => cfg.teams.push(given),
+            }
+            cfg.teams_source = boardcall::detect::TeamsSource::Given;
+        }
+        Ok(cfg)
+    }
+}
+
 /// The detector's settings, with or without the hole-state model (`--no-model`).
 fn detector_config(no_model: bool) -> boardcall::detect::DetectorConfig {
     boardcall::detect::DetectorConfig { hole_model: !no_model, ..Default::default() }
@@ -563,11 +624,14 @@ fn detector_config(no_model: bool) -> boardcall::detect::DetectorConfig {
 fn run(cli: Cli) -> Result<()> {
     let cores = || std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     match cli.command {
-        Command::Score { image, board, round, camera, pose, trust_pose, json, annotate, no_model } => {
+        Command::Score { image, board, round, camera, pose, trust_pose, json, annotate, no_model, teams, save_pieces } => {
             let mut inputs = vec![Role::new(&image, "frame"), Role::new(&camera, "camera file")];
             inputs.extend(pose.as_deref().map(|p| Role::new(p, "pose file")));
             inputs.extend(board_file(&board).map(|p| Role::new(p, "board file")));
-            check_outputs(&inputs, &annotate.as_deref().map(|p| Role::new(p, "--annotate")).into_iter().collect::<Vec<_>>())?;
+            inputs.extend(teams.pieces.as_deref().map(|p| Role::new(p, "pieces file")));
+            let mut outputs: Vec<Role> = annotate.as_deref().map(|p| Role::new(p, "--annotate")).into_iter().collect();
+            outputs.extend(save_pieces.as_deref().map(|p| Role::new(p, "--save-pieces")));
+            check_outputs(&inputs, &outputs)?;
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
             let frame = boardcall::frame::Frame::load(&image)?;
@@ -578,8 +642,17 @@ fn run(cli: Cli) -> Result<()> {
             };
             let scoring = round.scoring()?;
             // The game's designated foul line, when it has one, decides zone 1 / short.
-            let (mut report, camera_pose) =
-                boardcall::score::score_frame(&frame, &b, &cam, pose_input, detector_config(no_model), round.foul()?)?;
+            let cfg = teams.config(detector_config(no_model), Some(&frame))?;
+            let cap = cfg.weight_cap_radius_mm;
+            let (mut report, camera_pose) = boardcall::score::score_frame(&frame, &b, &cam, pose_input, cfg, round.foul()?)?;
+            if let Some(out) = &save_pieces {
+                let file = boardcall::detect::PiecesFile { format: boardcall::detect::PIECES_FORMAT, teams: report.teams.clone(), weight_cap_radius_mm: cap };
+                if file.teams.is_empty() {
+                    let problem = "sjoelen discs have no team colours to save".to_string();
+                    return Err(boardcall::detect::DetectError::Config { field: "--save-pieces", problem }.into());
+                }
+                write_atomic(out, file.to_json().as_bytes())?;
+            }
             if let Some(g) = scoring {
                 report.add_round_score(&g, &b);
             }
@@ -623,7 +696,7 @@ fn run(cli: Cli) -> Result<()> {
                 say!("{}: {}: {} ({})", item.piece.id, item.gap, item.verdict, item.confidence);
             }
         }
-        Command::Watch { source, board, camera, round, pose, trust_pose, every, settle, still_mm, recheck_s, no_model, annotate } => {
+        Command::Watch { source, board, camera, round, pose, trust_pose, every, settle, still_mm, recheck_s, no_model, annotate, teams } => {
             use boardcall::watch::{PoseStart, WatchConfig, WatchEvent, Watcher};
             let b = Board::load(&board)?;
             let cam = boardcall::camera::Camera::load(&camera)?;
@@ -633,7 +706,8 @@ fn run(cli: Cli) -> Result<()> {
                 None => PoseStart::Locate,
             };
             let cfg = WatchConfig { every, settle_frames: settle, still_mm, recheck_s, ..WatchConfig::default() };
-            let mut watcher = Watcher::new(&b, &cam, start, detector_config(no_model), round.foul()?, round.scoring()?, cfg)?;
+            let detector = teams.config(detector_config(no_model), None)?;
+            let mut watcher = Watcher::new(&b, &cam, start, detector, round.foul()?, round.scoring()?, cfg)?;
             let mut stream = boardcall::frame::FrameSource::open(&source)?;
             if let Some(dir) = &annotate {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -4,6 +4,49 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+/// A shuffleboard weight's coloured cap is at least this wide (mm radius): a
+/// smaller disc of colour is no cap a maker fits.
+pub const MIN_CAP_RADIUS_MM: f64 = 10.0;
+
+/// A colour class in HSV: hue window (degrees), minimum saturation and value (0..1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ColourClass {
+    pub hue_deg: f32,
+    pub hue_tolerance_deg: f32,
+    pub min_saturation: f32,
+    pub min_value: f32,
+    /// Upper bound on saturation (0..1), for pale pieces such as wooden discs.
+    pub max_saturation: f32,
+}
+
+/// A team's colour: the colour model its pieces are told by (see `docs/pieces.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TeamColour {
+    pub team: Team,
+    pub colour: ColourClass,
+}
+
+/// Each team once, every colour class finite and in range.
+pub fn check_teams(teams: &[TeamColour]) -> Result<(), String> {
+    if teams.is_empty() {
+        return Err("no teams".into());
+    }
+    for (i, t) in teams.iter().enumerate() {
+        if teams[..i].iter().any(|u| u.team == t.team) {
+            return Err(format!("team {:?} given twice", t.team));
+        }
+        let c = t.colour;
+        let unit = |v: f32| (0.0..=1.0).contains(&v);
+        if !((0.0..=360.0).contains(&c.hue_deg) && (0.0..=180.0).contains(&c.hue_tolerance_deg)) {
+            return Err(format!("{:?}: hue {} +- {} degrees is not a hue window (0..360, +- 0..180)", t.team, c.hue_deg, c.hue_tolerance_deg));
+        }
+        if !(unit(c.min_saturation) && unit(c.max_saturation) && unit(c.min_value) && c.min_saturation <= c.max_saturation) {
+            return Err(format!("{:?}: saturation and value bounds must lie in 0..1, the minimum below the maximum", t.team));
+        }
+    }
+    Ok(())
+}
+
 /// Which side a piece belongs to. The names are the default cap or washer colours;
 /// a game's colour configuration maps whatever colours are really used onto these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

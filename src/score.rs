@@ -181,6 +181,12 @@ pub struct FrameReport {
     /// The round's score from the rules engine, when a game was named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<serde_json::Value>,
+    /// The teams' colour models the frame was read with (none for sjoelen),
+    /// and where they came from (standard, given, learned from a frame).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teams: Vec<crate::detect::TeamColour>,
+    #[serde(default)]
+    pub teams_source: crate::detect::TeamsSource,
     /// True when any call is close to its boundary, anything is unexplained, or
     /// the pieces do not add up: a person should look before the score stands.
     pub needs_review: bool,
@@ -364,6 +370,9 @@ impl Session {
         for u in &detections.unexplained {
             reasons.push(format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason));
         }
+        reasons.extend(self.detector.team_doubts().iter().map(|d| format!("team colours: {d}")));
+        let (teams, teams_source) = self.detector.teams();
+        let teams = if needs_colour { teams.to_vec() } else { Vec::new() };
         if let Some(max) = pieces_in_play(board) {
             for team in [Some(Team::Red), Some(Team::Blue), None] {
                 let n = pieces.iter().filter(|p| p.team == team).count();
@@ -379,6 +388,8 @@ impl Session {
             pose,
             pieces,
             unexplained: detections.unexplained,
+            teams,
+            teams_source,
             score: None,
             needs_review: !reasons.is_empty(),
             review_reasons: reasons,
@@ -609,6 +620,8 @@ mod tests {
             pose: PoseReport::trusted(&crate::camera::CameraPose::from_rvec_tvec([0.0; 3], [0.0, 0.0, 1000.0])),
             pieces: vec![weight("red#1", 100.0), weight("blue#1", 100.4)],
             unexplained: vec![],
+            teams: vec![],
+            teams_source: Default::default(),
             score: None,
             needs_review: false,
             review_reasons: vec![],

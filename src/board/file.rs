@@ -75,6 +75,9 @@ struct BoardFile {
     washer: Option<WasherSection>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     construction: Option<ConstructionKeys>,
+    /// The teams' colour models (docs/pieces.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    teams: Option<Vec<crate::piece::TeamColour>>,
 }
 
 /// Parses board-file text into a board whose layout is not yet validated (the
@@ -134,6 +137,7 @@ pub(super) fn to_toml(board: &Board) -> String {
         sjoelbak,
         washer,
         construction: Some(ConstructionKeys::of(&board.construction())),
+        teams: board.teams.clone(),
     };
     toml::to_string_pretty(&file).expect("a board always serialises")
 }
@@ -218,7 +222,10 @@ impl BoardFile {
             }),
             _ => unreachable!("the kind's section is present, no other is, and the construction is of the same kind"),
         };
-        let board = Board { name: self.name, description: self.description, variant: None, surface: self.surface, layout };
+        if let Some(teams) = &self.teams {
+            crate::piece::check_teams(teams).map_err(|p| bad("teams", &p))?;
+        }
+        let board = Board { name: self.name, description: self.description, variant: None, surface: self.surface, layout, teams: self.teams };
         board.check_construction().map_err(named)?;
         Ok(board)
     }

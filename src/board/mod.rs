@@ -121,6 +121,10 @@ pub struct Board {
     pub variant: Option<String>,
     pub surface: Surface,
     pub layout: Layout,
+    /// The teams' colour models of the pieces played on it, when its file gives
+    /// them (`[[teams]]`, docs/pieces.md); `None`: the standard red and blue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub teams: Option<Vec<crate::piece::TeamColour>>,
 }
 
 impl Board {

@@ -166,7 +166,32 @@ pub struct Appearance {
     /// Numbers and logos painted on the playing surface.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prints: Vec<Print>,
+    /// How the shuffleboard weights are made (`None`: the whole top is the team's colour).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight_look: Option<WeightLook>,
 }
+
+/// A shuffleboard weight as weights are made: a chrome body whose top holds a
+/// coloured cap smaller than the body (a chrome ring round it), with a number
+/// printed on the cap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightLook {
+    /// The coloured cap's radius (mm), at most the body's.
+    pub cap_radius_mm: f64,
+    /// Digits printed on the cap's centre (`None`: a plain cap), as block numerals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_number: Option<String>,
+    /// The printed number's colour (linear RGB).
+    #[serde(default = "print_white")]
+    pub cap_print_colour: [f64; 3],
+}
+
+fn print_white() -> [f64; 3] {
+    [0.85, 0.85, 0.82]
+}
+
+pub use crate::piece::MIN_CAP_RADIUS_MM;
 
 /// A floor of square tiles with grout lines between them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -233,6 +258,7 @@ impl Default for Appearance {
             surface_paint: None,
             plank_width_mm: None,
             prints: Vec::new(),
+            weight_look: None,
         }
     }
 }
@@ -528,6 +554,20 @@ impl Scene {
             if let Mark::Number(text) = &p.mark {
                 if text.is_empty() || text.len() > MAX_PRINT_DIGITS || !text.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(bad(&field("mark.number"), format!("must be 1 to {MAX_PRINT_DIGITS} digits 0-9, got {text:?}")));
+                }
+            }
+        }
+        if let Some(w) = &a.weight_look {
+            let body = board.piece().radius_mm;
+            if !(MIN_CAP_RADIUS_MM..=body).contains(&w.cap_radius_mm) {
+                return Err(bad("appearance.weight_look.cap_radius_mm", format!("must be {MIN_CAP_RADIUS_MM}..={body} mm (the body's radius), got {}", w.cap_radius_mm)));
+            }
+            if !w.cap_print_colour.iter().all(|v| (0.0..=1.0).contains(v)) {
+                return Err(bad("appearance.weight_look.cap_print_colour", format!("must be linear RGB in 0..1, got {:?}", w.cap_print_colour)));
+            }
+            if let Some(text) = &w.cap_number {
+                if text.is_empty() || text.len() > MAX_PRINT_DIGITS || !text.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad("appearance.weight_look.cap_number", format!("must be 1 to {MAX_PRINT_DIGITS} digits 0-9, got {text:?}")));
                 }
             }
         }

@@ -9,6 +9,8 @@ use crate::piece::{PieceKind, Team};
 use crate::render::raycast::{frame_for_axis, Surface, World, V3, RAY_EPSILON_MM};
 use crate::render::scene::{piece_thickness, FloorLook, Light, LoadedScene, Mark, Print, MAX_PRINT_DIGITS};
 
+/// A number printed on a weight's cap is this fraction of the cap's radius high (two digits fit across it).
+const CAP_NUMBER_HEIGHT: f64 = 0.8;
 /// Rays are followed this far at most (mm): well beyond any room.
 const FAR_MM: f64 = 1e7;
 /// Light falls off with the square of distance, normalised to this distance (1 m).
@@ -352,10 +354,35 @@ impl<'a> Shader<'a> {
                     _ => a.red_colour,
                 };
                 match spec.kind {
-                    PieceKind::Weight => match s {
-                        Surface::PieceTop { .. } => Material { albedo: team(spec.id.team), specular: PAINT_SPECULAR, shininess: PAINT_SHININESS, metal: false },
-                        _ => Material { albedo: STEEL_ALBEDO, specular: STEEL_SPECULAR, shininess: STEEL_SHININESS, metal: true },
-                    },
+                    PieceKind::Weight => {
+                        let paint = |albedo| Material { albedo, specular: PAINT_SPECULAR, shininess: PAINT_SHININESS, metal: false };
+                        let steel = Material { albedo: STEEL_ALBEDO, specular: STEEL_SPECULAR, shininess: STEEL_SHININESS, metal: true };
+                        match (s, &a.weight_look) {
+                            (Surface::PieceTop { .. }, None) => paint(team(spec.id.team)),
+                            (Surface::PieceTop { .. }, Some(look)) => {
+                                // Where on the top face: across it from the piece's axis.
+                                let (f, c) = (&self.frames[piece], self.centres[piece]);
+                                let rel = [p[0] - c[0], p[1] - c[1], p[2] - c[2]];
+                                let (u, v) = (rel[0] * f[0][0] + rel[1] * f[0][1] + rel[2] * f[0][2], rel[0] * f[1][0] + rel[1] * f[1][1] + rel[2] * f[1][2]);
+                                let number = look.cap_number.as_ref().map(|text| Print {
+                                    mark: Mark::Number(text.clone()),
+                                    x_mm: 0.0,
+                                    y_mm: 0.0,
+                                    size_mm: CAP_NUMBER_HEIGHT * look.cap_radius_mm,
+                                    angle_deg: 0.0,
+                                    colour: look.cap_print_colour,
+                                });
+                                if u.hypot(v) > look.cap_radius_mm {
+                                    steel
+                                } else if let Some(n) = number.filter(|n| on_print(n, u, v)) {
+                                    paint(n.colour)
+                                } else {
+                                    paint(team(spec.id.team))
+                                }
+                            }
+                            _ => steel,
+                        }
+                    }
                     PieceKind::Washer => Material { albedo: team(spec.id.team), specular: PAINT_SPECULAR, shininess: PAINT_SHININESS, metal: false },
                     PieceKind::Disc => {
                         // Turned wood: faint concentric rings about the disc's axis.

@@ -1,0 +1,430 @@
+//! Detection: finds every weight, washer and disc in a frame, tells its team, and
+//! measures its footprint at its real height (the `Detections` stage).
+//!
+//! Two steps, apart. **Proposals** ([`proposals`]) say where a piece might be:
+//! blobs of a team's colour on a metric grid over the board at the height of the
+//! pieces' top faces (each grid cell projected once per camera pose and sampled
+//! per frame; a blob's area says how many pieces it may hold), or circles of the
+//! piece's size (sjoelen discs). **Verification** ([`verify`]) asks whether a
+//! piece of this kind, at one of the heights where it can rest, explains the
+//! image there: an outline fit by [`crate::measure::fit_circle_scoped`] in the
+//! raw frame, to sub-pixel precision, over the probes the camera can see past the
+//! board's solids ([`sight`], from [`crate::board::Solids`]). What differs between
+//! pieces lives in one **piece model** per kind ([`models`]: weight, washer,
+//! disc) behind one interface: the piece's look and size, the heights it rests
+//! at, the cases seen only in part, and what is settled once all are verified.
+
+mod colour;
+mod grid;
+mod models;
+mod proposals;
+mod sight;
+mod teams;
+mod verify;
+
+pub use colour::{bgr_to_hsv, ColourClass, PaleClass, TeamColour, BLUE, DISC, RED};
+pub use models::{LeanerFit, AREA_MISMATCH_FRACTION, LEANER_POSE_SIGMA_MM, MIN_PIECE_AREA_FRACTION};
+pub use proposals::{MIN_BLOB_WIDTH_FRACTION, THIN_RUN_MM};
+pub use teams::{check_teams, standard_teams, PiecesFile, TeamSpec, TeamsSource, PIECES_FORMAT};
+pub use verify::{MAX_FIT_RMS_PX, MAX_RADIUS_ERROR_MM, MIN_FILL_FRACTION, RIM_CLEARANCE_MM};
+
+use crate::board::Board;
+use crate::camera::{Camera, CameraPose};
+use crate::geom::{BoardPoint, Footprint};
+use crate::measure::{ColourView, FitConfig, MeasureError};
+use crate::piece::{PieceKind, Team, MIN_CAP_RADIUS_MM};
+use grid::{median_saturation_value, open_in_place, Grid};
+use image::GrayImage;
+use models::PieceModel;
+use serde::{Deserialize, Serialize};
+use verify::{Ctx, Geometry};
+
+/// Errors of the detection stage.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    #[error("the frame is {got_width}x{got_height} but the camera is {want_width}x{want_height}")]
+    FrameSize { got_width: usize, got_height: usize, want_width: u32, want_height: u32 },
+    #[error("no part of the board is in view of this camera pose")]
+    BoardNotInView,
+    #[error("no piece at ({x_mm:.1}, {y_mm:.1}) mm: {reason}")]
+    NotAPiece { x_mm: f64, y_mm: f64, reason: String },
+    #[error(transparent)]
+    Measure(#[from] MeasureError),
+    #[error("detector configuration: `{field}` {problem}")]
+    Config { field: &'static str, problem: String },
+    #[error("pieces file {path}: {problem}")]
+    PiecesFile { path: std::path::PathBuf, problem: String },
+    #[error("team colour sample at pixel ({u}, {v}): {problem}")]
+    TeamSample { u: f64, v: f64, problem: String },
+}
+
+/// The detector's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DetectorConfig {
+    /// Team colours of weights and washers (defaults: the standard red and blue).
+    pub teams: Vec<TeamColour>,
+    /// Where `teams` came from: the standard colours are learned again from a
+    /// frame with piece-sized colour no team explains; given ones are kept.
+    #[serde(default)]
+    pub teams_source: TeamsSource,
+    /// The look of sjoelen discs (light wood) relative to the board.
+    pub disc: PaleClass,
+    /// Candidate grid spacing on the board (mm).
+    pub grid_mm: f64,
+    /// Outline fitting.
+    pub fit: FitConfig,
+    /// Washer boards: let the learned hole-state model ([`crate::model`]) correct
+    /// the washer calls (leaners, washers missed in cups); off for the classical path.
+    #[serde(default = "hole_model_on")]
+    pub hole_model: bool,
+    /// Shuffleboard weights whose coloured cap is smaller than the chrome body:
+    /// the cap's radius (mm); `None`: the cap is the whole top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_cap_radius_mm: Option<f64>,
+}
+
+fn hole_model_on() -> bool {
+    true
+}
+
+/// Red caps: hue 0 +- 15 degrees. Lacquered wood sits at 20-40 degrees in every
+
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        DetectorConfig {
+            teams: standard_teams(),
+            teams_source: TeamsSource::Standard,
+            disc: DISC,
+            // 2 mm cells put ~680 cells in a weight's cap and ~530 in a disc: blob
+            // areas count pieces to within a few percent.
+            grid_mm: 2.0,
+            fit: FitConfig::default(),
+            hole_model: true,
+            weight_cap_radius_mm: None,
+        }
+    }
+}
+
+/// The colour grid is sampled in square tiles of this many cells a side (see
+
+/// One detected piece.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Detection {
+    pub kind: PieceKind,
+    pub team: Option<Team>,
+    pub footprint: Footprint,
+    /// The height at which its outline was measured (its top face).
+    pub top_z_mm: f64,
+    /// Tilt of its top face from horizontal (a leaning washer), degrees.
+    pub tilt_deg: f64,
+    /// Standard uncertainty of the footprint centre (mm), from the fit.
+    pub sigma_mm: f64,
+    pub fit_rms_mm: f64,
+    pub edges_found: usize,
+    pub probes: usize,
+    /// Image resolution at the piece (mm per pixel).
+    pub mm_per_px: f64,
+    /// Why this detection should be checked by a person, if it should.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<String>,
+    /// What placed it.
+    #[serde(default)]
+    pub measured_by: MeasuredBy,
+}
+
+/// What a detection's position was measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeasuredBy {
+    /// Its outline's edges, fitted to sub-pixel precision.
+    #[default]
+    Outline,
+    /// A washer on a cup's floor, by the team's colour seen there (its
+    /// outline hidden by the rim or a washer over it).
+    FloorColour,
+    /// A leaning washer, by the leaning pose that explains its colour.
+    LeaningPose,
+    /// Seen only by the learned hole-state model: placed at the hole's centre.
+    HoleModel,
+}
+
+impl MeasuredBy {
+    /// What placed a fit: a cup-floor colour placement has no edges; a fit
+    /// that found its outline (also one refining such a placement) has.
+    fn of_fit(f: &crate::measure::CircleFit) -> MeasuredBy {
+        if f.probes == 0 {
+            MeasuredBy::FloorColour
+        } else {
+            MeasuredBy::Outline
+        }
+    }
+}
+
+impl Detection {
+    /// Takes a new measurement of its centre (its radius kept), with the
+    /// standard uncertainty `sigma_mm`.
+    fn take(&mut self, f: &crate::measure::CircleFit, sigma_mm: f64) {
+        self.footprint = Footprint::new(f.footprint.centre, self.footprint.radius_mm);
+        self.sigma_mm = sigma_mm;
+        (self.fit_rms_mm, self.edges_found, self.probes, self.mm_per_px) = (f.rms_mm, f.inliers, f.probes, f.mm_per_px);
+        self.measured_by = MeasuredBy::of_fit(f);
+    }
+}
+
+/// Something of a piece's colour that is not explained as pieces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unexplained {
+    pub kind: PieceKind,
+    pub team: Option<Team>,
+    pub centre: BoardPoint,
+    pub area_mm2: f64,
+    pub reason: String,
+}
+
+/// The detection stage's output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Detections {
+    pub pieces: Vec<Detection>,
+    pub unexplained: Vec<Unexplained>,
+}
+
+/// The detector: its configuration, the board and camera it works for, its
+/// piece model, and the scratch buffers it reuses from frame to frame.
+pub struct Detector {
+    cfg: DetectorConfig,
+    geo: Geometry,
+    model: Box<dyn PieceModel>,
+    /// One mask per colour class (the teams', or the discs' pale look), reused across frames.
+    masks: Vec<GrayImage>,
+    /// Each grid cell's colour in the current frame: hue, saturation and
+    /// value, one array each (NaN where out of view).
+    hsv: [Vec<f32>; 3],
+    /// Paint of no team's colour on the surface, this frame.
+    foreign: GrayImage,
+    /// Why the teams' colours learned from a frame are in doubt.
+    team_doubts: Vec<String>,
+    /// Whether learning the teams' colours was tried (once per detector: a
+    /// fixed camera's frames show the same pieces).
+    learning_tried: bool,
+}
+
+impl Detector {
+    /// A detector for `board` seen by `camera` from `pose`. Precomputes the
+    /// candidate grid's projection, so build it once per camera pose.
+    pub fn new(mut cfg: DetectorConfig, board: &Board, camera: &Camera, pose: &CameraPose) -> Result<Detector, DetectError> {
+        if !(cfg.grid_mm > 0.2 && cfg.grid_mm <= 10.0) {
+            return Err(DetectError::Config { field: "grid_mm", problem: format!("must be in (0.2, 10] mm, got {}", cfg.grid_mm) });
+        }
+        if cfg.fit.probes < 8 {
+            return Err(DetectError::Config { field: "fit.probes", problem: "needs at least 8 probes".into() });
+        }
+        if let Some(cap) = cfg.weight_cap_radius_mm {
+            let body = board.piece().radius_mm;
+            if !(MIN_CAP_RADIUS_MM..=body).contains(&cap) {
+                let problem = format!("must be {MIN_CAP_RADIUS_MM}..={body} mm (the weight's radius), got {cap}");
+                return Err(DetectError::Config { field: "weight_cap_radius_mm", problem });
+            }
+        }
+        let model = models::model_for(board, cfg.weight_cap_radius_mm);
+        let shape = model.shape();
+        let grid = Grid::new(board, camera, pose, cfg.grid_mm, shape.top_z_mm);
+        if !grid.in_view() {
+            return Err(DetectError::BoardNotInView);
+        }
+        // A board file's teams stand in for the standard colours (given ones win).
+        if let (TeamsSource::Standard, Some(teams)) = (cfg.teams_source, &board.teams) {
+            (cfg.teams, cfg.teams_source) = (teams.clone(), TeamsSource::Given);
+        }
+        let classes = if shape.team_coloured { cfg.teams.len() } else { 1 };
+        let masks = (0..classes).map(|_| GrayImage::new(grid.cols, grid.rows)).collect();
+        if shape.team_coloured {
+            check_teams(&cfg.teams).map_err(|problem| DetectError::Config { field: "teams", problem })?;
+        }
+        let foreign = GrayImage::new(grid.cols, grid.rows);
+        let geo = Geometry::new(board, camera, pose, shape, grid);
+        Ok(Detector { cfg, geo, model, masks, hsv: Default::default(), foreign, team_doubts: Vec::new(), learning_tried: false })
+    }
+
+    /// Detects and measures every piece in a BGR frame.
+    pub fn detect(&mut self, frame: &ColourView) -> Result<Detections, DetectError> {
+        let cam = &self.geo.camera;
+        if frame.width() != cam.image_width as usize || frame.height() != cam.image_height as usize {
+            return Err(DetectError::FrameSize {
+                got_width: frame.width(),
+                got_height: frame.height(),
+                want_width: cam.image_width,
+                want_height: cam.image_height,
+            });
+        }
+        self.geo.grid.gather(frame, &mut self.hsv);
+        self.mark_colours();
+        let mut out = self.find(frame);
+        if !self.geo.shape.team_coloured {
+            return Ok(out);
+        }
+        // Piece-sized paint no team's colour explains: with the standard
+        // colours, the teams' colours are learned from this frame and the
+        // frame read again; what is still unexplained needs review.
+        let mut strays = self.stray_colour(frame, &out);
+        if !strays.is_empty() && self.cfg.teams_source == TeamsSource::Standard && !self.learning_tried {
+            self.learning_tried = true;
+            let cx = self.context(frame);
+            if let Some(learned) = teams::learn(&cx, teams::board_hue(&cx), &self.cfg.teams) {
+                let standard = std::mem::replace(&mut self.cfg.teams, learned.teams);
+                self.mark_colours();
+                let again = self.find(frame);
+                let still = self.stray_colour(frame, &again);
+                // The learned colours stand if they explain more of the paint
+                // and read no more colour as a cast than the standard ones.
+                let casts = |d: &Detections| d.unexplained.iter().filter(|u| u.area_mm2 > teams::cast_area(&self.geo)).count();
+                if still.len() < strays.len() && casts(&again) <= casts(&out) {
+                    (self.cfg.teams_source, self.team_doubts) = (TeamsSource::Learned, learned.doubts);
+                    (out, strays) = (again, still);
+                } else {
+                    self.cfg.teams = standard;
+                    self.mark_colours();
+                }
+            }
+        }
+        out.unexplained.extend(strays);
+        Ok(out)
+    }
+
+    /// Proposals and verification by the piece model, over this frame's masks.
+    fn find(&self, frame: &ColourView) -> Detections {
+        let mut out = Detections::default();
+        self.model.find(&self.context(frame), &mut out);
+        out
+    }
+
+    /// Piece-sized paint of no team's colour that no piece found accounts for.
+    fn stray_colour(&mut self, frame: &ColourView, out: &Detections) -> Vec<Unexplained> {
+        let mut foreign = std::mem::take(&mut self.foreign);
+        let strays = {
+            let cx = self.context(frame);
+            let board = teams::board_hue(&cx);
+            if teams::mark_foreign(&cx, board, &mut foreign) { teams::unexplained_colour(&cx, &foreign, out) } else { Vec::new() }
+        };
+        self.foreign = foreign;
+        strays
+    }
+
+    /// The teams' colour models in use (learned ones once learned), and where they came from.
+    pub fn teams(&self) -> (&[TeamColour], TeamsSource) {
+        (&self.cfg.teams, self.cfg.teams_source)
+    }
+
+    /// Why the teams' colours learned from a frame are in doubt (empty when not learned or sure).
+    pub fn team_doubts(&self) -> &[String] {
+        &self.team_doubts
+    }
+
+    /// The colour masks of this frame: each team's colour, or (discs) paler
+    /// and brighter than the board, with runs thinner than any piece removed.
+    fn mark_colours(&mut self) {
+        for m in &mut self.masks {
+            m.fill(0);
+        }
+        let [h, s, v] = &self.hsv;
+        if self.geo.shape.team_coloured {
+            for (t, mask) in self.cfg.teams.iter().zip(&mut self.masks) {
+                t.colour.mark(h, s, v, mask);
+            }
+        } else {
+            // The board's own colour: cells on the playing surface only.
+            let g = &self.geo.grid;
+            let surface = &self.geo.board.surface;
+            let on_board = (0..h.len()).filter(|&i| !h[i].is_nan() && surface.contains(g.cell_centre((i as u32 % g.cols) as f64, (i as u32 / g.cols) as f64)));
+            let (s_med, v_med) = median_saturation_value(on_board.map(|i| (s[i], v[i])));
+            let pale = self.cfg.disc;
+            let mask: &mut [u8] = &mut self.masks[0];
+            for (((h, s), v), m) in h.iter().zip(s.iter()).zip(v.iter()).zip(mask) {
+                if !h.is_nan() && pale.contains([*h, *s, *v], s_med, v_med) {
+                    *m = 255;
+                }
+            }
+        }
+        let k_cells = (THIN_RUN_MM / self.geo.grid.step).ceil().clamp(1.0, 255.0) as i32;
+        for m in &mut self.masks {
+            open_in_place(m, k_cells);
+        }
+    }
+
+    /// The verification context of `frame` (its colour as last detected).
+    fn context<'a>(&'a self, frame: &'a ColourView<'a>) -> Ctx<'a> {
+        Ctx {
+            geo: &self.geo,
+            model: self.model.as_ref(),
+            teams: &self.cfg.teams,
+            fit_cfg: self.cfg.fit,
+            frame,
+            masks: &self.masks,
+            hsv: &self.hsv,
+            occluders: &sight::NO_OCCLUDERS,
+        }
+    }
+
+    /// Measures a washer of `team` leaning in hole `hole` (its underside
+    /// propped on the rim, its low edge down in the cup): a search over the
+    /// leaning poses, each scored by how well its projected top outline
+    /// separates the team's colour inside from other colours outside. `None`
+    /// on boards without holes, for a team without a colour, or where no
+    /// leaning pose explains the hole.
+    pub fn measure_leaner(&self, frame: &ColourView, hole: usize, team: Team) -> Option<LeanerFit> {
+        let class = self.cfg.teams.iter().position(|t| t.team == team)?;
+        models::measure_leaner(&self.context(frame), hole, class)
+    }
+
+    /// Places a washer of `team` that lies flat on hole `hole`'s floor by the
+    /// team's colour there: its centre and standard uncertainty, or `None`
+    /// where too little of it shows.
+    pub fn place_on_cup_floor(&self, frame: &ColourView, hole: usize, team: Team) -> Option<(BoardPoint, f64)> {
+        let class = self.cfg.teams.iter().position(|t| t.team == team)?;
+        let fit = models::place_on_cup_floor(&self.context(frame), hole, class)?;
+        Some((fit.footprint.centre, fit.centre_sigma_mm))
+    }
+}
+
+/// Whether two detections are one piece found twice: centres closer than a
+/// fraction of a radius at about one height (two flat pieces cannot overlap so
+/// far; a washer on another in a cup lies 3.2 mm higher, and is told from it
+/// only by its colour).
+pub fn same_piece(a: &Detection, b: &Detection, radius_mm: f64) -> bool {
+    a.footprint.centre.distance(b.footprint.centre) < SAME_PIECE_FRACTION * radius_mm && (a.top_z_mm - b.top_z_mm).abs() < SAME_PIECE_HEIGHT_MM
+}
+
+/// Centres closer than this fraction of a radius are one piece (two fits of
+/// one outline agree to a millimetre or two; two flat pieces side by side are
+/// a diameter apart).
+const SAME_PIECE_FRACTION: f64 = 0.25;
+/// Fits of one piece at heights closer than this (mm) are at one height.
+const SAME_PIECE_HEIGHT_MM: f64 = 1.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::BoardPoint;
+    use crate::measure::tests::{draw_disc, oblique_pose, test_camera};
+
+    #[test]
+    fn finds_and_measures_a_red_weight() {
+        let board = Board::load("shuffleboard-22ft").unwrap();
+        let cam = test_camera();
+        let pose = oblique_pose();
+        let truth = BoardPoint::new(-37.2, 141.9);
+        // draw_disc paints RGB; the detector reads BGR frames.
+        let mut img = draw_disc(&cam, &pose, truth, 29.37, 25.0);
+        for px in img.chunks_mut(3) {
+            px.swap(0, 2);
+        }
+        let view = ColourView::new(1280, 960, &img).unwrap();
+        let mut det = Detector::new(DetectorConfig::default(), &board, &cam, &pose).unwrap();
+        let found = det.detect(&view).unwrap();
+        assert_eq!(found.pieces.len(), 1, "{found:?}");
+        let p = &found.pieces[0];
+        assert_eq!(p.team, Some(Team::Red));
+        assert!(p.footprint.centre.distance(truth) < 0.05, "{p:?}");
+        assert!(found.unexplained.is_empty(), "{:?}", found.unexplained);
+    }
+}

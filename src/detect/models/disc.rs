@@ -1,0 +1,172 @@
+//! The sjoelen disc: pale wood told from the board by its outline, a circle of
+//! the disc's size; on the board's surface or on a partition's top. Discs the
+//! circle search misses (against a wall, a partition, the gate bar or another
+//! disc, or washed out by glare) are searched for in the pale colour left over.
+
+use super::PieceModel;
+use crate::board::{PieceSize, Sjoelbak};
+use crate::detect::proposals::{self, MIN_PIECE_SEPARATION, UNACCOUNTED_AREA_FRACTION};
+use crate::detect::sight::Occluders;
+use crate::detect::verify::{Ctx, PieceShape};
+use crate::detect::{DetectError, Detection, Detections, Unexplained};
+use crate::geom::{BoardPoint, Footprint};
+use crate::measure::{CircleFit, FitConfig};
+
+/// Disc recovery: fits start on a lattice over a leftover blob this fraction
+/// of a radius apart (the fit converges from about a radius away; the lattice
+/// keeps every start within half that).
+const RECOVERY_START_SPACING: f64 = 0.5;
+/// At most this many starts per leftover blob (a glare patch many discs in
+/// area would otherwise cost a fit per lattice point).
+const MAX_RECOVERY_STARTS: usize = 24;
+/// Recovery starts are first chosen at least this fraction of a radius apart
+/// (the fit converges from about a radius away): a glare blob many discs in
+/// area is then covered by the capped starts, not just its middle.
+const RECOVERY_START_GAP: f64 = 1.0;
+/// Recovery probes each outline point with this many samples each side along
+/// the circle (see `FitConfig::arc_samples`): a pale disc's rim against glare
+/// is ~20 levels, about the glare grain's per-pixel noise, and averaging three
+/// pixels lets the fit find it (the circle search and the first fits keep
+/// single samples, whose edges are sharpest on clean rims).
+const RECOVERY_ARC_SAMPLES: usize = 1;
+/// Rounds of recovery: each finds at most one disc (the detections found so
+/// far then hide outline for the next).
+const MAX_RECOVERY_ROUNDS: usize = 4;
+
+pub(super) struct DiscModel {
+    shape: PieceShape,
+    /// Partitions' centres across the board (mm), their half width plus a disc's radius, and the height of a disc on one.
+    partitions: Vec<f64>,
+    partition_reach_mm: f64,
+    on_partition_z_mm: f64,
+}
+
+impl DiscModel {
+    pub fn new(p: PieceSize, s: &Sjoelbak) -> DiscModel {
+        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: false };
+        DiscModel {
+            shape,
+            partitions: s.partitions(),
+            partition_reach_mm: s.partition_width_mm / 2.0 + p.radius_mm,
+            on_partition_z_mm: s.construction.partition_height_mm + s.disc_thickness_mm,
+        }
+    }
+
+    /// Circles of the disc's size, each verified by an outline fit; colour
+    /// decides nothing but the fill check.
+    fn verify_circles(&self, cx: &Ctx, out: &mut Detections) {
+        let r = self.shape.radius_mm;
+        for centre in proposals::circles(cx) {
+            let start = Footprint::new(centre, r);
+            match cx.measure(start, None, 0) {
+                Ok(d) => {
+                    if !out.pieces.iter().any(|p| p.footprint.centre.distance(d.footprint.centre) < r) {
+                        out.pieces.push(d);
+                    }
+                }
+                Err(DetectError::NotAPiece { .. }) | Err(DetectError::Measure(_)) => {}
+                Err(e) => out.unexplained.push(Unexplained { kind: self.shape.kind, team: None, centre, area_mm2: 0.0, reason: e.to_string() }),
+            }
+        }
+    }
+
+    /// Discs the circle search missed: each pale blob no disc accounts for is
+    /// searched for one, from starts spread over the blob, by an outline fit
+    /// over the probes the camera can see (the discs found so far hide outline
+    /// too); the best-supported fit that passes the piece checks and explains
+    /// enough of the blob is kept. Repeated while it finds discs.
+    fn recover(&self, cx: &Ctx, out: &mut Detections) {
+        let r = self.shape.radius_mm;
+        // The discs left to find are those whose rim glare washes out: their
+        // outline is probed with the noise averaged along it.
+        let fit_cfg = FitConfig { arc_samples: RECOVERY_ARC_SAMPLES, ..cx.fit_cfg };
+        for _ in 0..MAX_RECOVERY_ROUNDS {
+            let hiding = Occluders::new(out.pieces.iter().map(|d| cx.occluder(d)).collect());
+            let rc = Ctx { fit_cfg, ..cx.hidden_by(&hiding) };
+            let found = proposals::leftover_blobs(&rc, 0, None, out).into_iter().find_map(|blob| {
+                let cells = blob.points(&rc.geo.grid);
+                let explains = |d: &Detection| {
+                    let seen = rc.seen_on_grid(d);
+                    cells.iter().filter(|c| c.distance(seen) < r).count() as f64 * rc.geo.grid.step * rc.geo.grid.step
+                };
+                let piece_area = std::f64::consts::PI * r * r;
+                recovery_starts(blob.centre, &cells, r)
+                    .into_iter()
+                    .filter_map(|s| rc.measure(Footprint::new(s, r), None, 0).ok())
+                    .filter(|d| d.doubt.is_none())
+                    .filter(|d| explains(d) >= UNACCOUNTED_AREA_FRACTION * piece_area)
+                    // Two discs at one height cannot overlap; one on a partition can lie over one beside it.
+                    .filter(|d| {
+                        !out.pieces.iter().any(|p| {
+                            p.footprint.centre.distance(d.footprint.centre) < MIN_PIECE_SEPARATION * r
+                                && (p.top_z_mm - d.top_z_mm).abs() < self.shape.top_z_mm
+                        })
+                    })
+                    .min_by(|a, b| (a.fit_rms_mm / a.edges_found as f64).total_cmp(&(b.fit_rms_mm / b.edges_found as f64)))
+            });
+            match found {
+                Some(d) => out.pieces.push(d),
+                None => break,
+            }
+        }
+    }
+}
+
+/// Where recovery fits start over a leftover blob: its centre, then a lattice
+/// over its cells half a radius apart, those whose disc would hold the most of
+/// the blob first, spread a radius apart first (a blob of many pieces' worth,
+/// a glare patch, holds a disc's worth round most of its starts: a disc at its
+/// edge gets a start too), at most [`MAX_RECOVERY_STARTS`].
+fn recovery_starts(centre: BoardPoint, cells: &[BoardPoint], r: f64) -> Vec<BoardPoint> {
+    let mut starts = vec![centre];
+    for c in cells {
+        let snap = |v: f64| (v / (RECOVERY_START_SPACING * r)).round() * RECOVERY_START_SPACING * r;
+        let s = BoardPoint::new(snap(c.x_mm), snap(c.y_mm));
+        if !starts.iter().any(|t| t.distance(s) < 1e-6) {
+            starts.push(s);
+        }
+    }
+    let held = |s: &BoardPoint| cells.iter().filter(|c| c.distance(*s) < r).count();
+    starts[1..].sort_by_cached_key(|s| std::cmp::Reverse(held(s)));
+    let (mut spread, mut rest): (Vec<BoardPoint>, Vec<BoardPoint>) = (vec![starts[0]], Vec::new());
+    for s in starts.into_iter().skip(1) {
+        if spread.iter().any(|t| t.distance(s) < RECOVERY_START_GAP * r) {
+            rest.push(s);
+        } else {
+            spread.push(s);
+        }
+    }
+    spread.extend(rest);
+    spread.truncate(MAX_RECOVERY_STARTS);
+    spread
+}
+
+impl PieceModel for DiscModel {
+    fn shape(&self) -> PieceShape {
+        self.shape
+    }
+
+    /// Pale wood on wood under glare makes colour blobs unreliable; a disc's
+    /// circular edge of known size is not: circles first, then recovery.
+    fn find(&self, cx: &Ctx, out: &mut Detections) {
+        self.verify_circles(cx, out);
+        self.recover(cx, out);
+        proposals::account_for_colour(cx, 0, None, out);
+    }
+
+    /// A disc resting on a partition lies on its top, higher by the
+    /// partition's height: where the outline overlaps a partition, the height
+    /// whose fitted radius is the disc's own is the real one.
+    fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<(f64, CircleFit), DetectError> {
+        let (z, r) = (self.shape.top_z_mm, self.shape.radius_mm);
+        if !self.partitions.iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < self.partition_reach_mm) {
+            return Ok((z, fit));
+        }
+        let high = self.on_partition_z_mm;
+        let start = cx.along_sight(fit.footprint.centre.at_height(z), high).unwrap_or(fit.footprint.centre);
+        match cx.fit(Footprint::new(start, fit.footprint.radius_mm), high, class) {
+            Ok(up) if (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs() => Ok((high, up)),
+            _ => Ok((z, fit)),
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Washers on a cup's floor: two of two teams lying one on the other (which is
+//! upper told by the colour where their rings overlap), and a washer placed by
+//! its team's colour on the floor where the rim (or a washer over it) hides too
+//! much of its outline to fit.
+
+use crate::board::WasherBoard;
+use crate::detect::sight::Occluders;
+use crate::detect::verify::{hole_under, Ctx};
+use crate::detect::{Detection, Detections};
+use crate::geom::{BoardPoint, BoardPoint3, Footprint};
+use crate::measure::{CircleFit, FitConfig};
+
+/// outside points at this many angles, set this far (mm) in from the ring's
+/// edges (clear of the edges' blur at the floor's ~2 mm pixels).
+const CUP_TEMPLATE_ANGLES: usize = 36;
+/// The template's lattice (mm), for the floor's samples and the centres tried.
+const CUP_TEMPLATE_CELL_MM: f64 = 0.5;
+const CUP_TEMPLATE_INSET_MM: f64 = 2.5;
+/// At least this fraction of the ring's points must show the team's colour:
+/// a washer a rim hides but for a sliver is not placed by colour.
+const CUP_TEMPLATE_MIN_HITS: f64 = 0.15;
+/// Of the ring's points in view, at least this fraction must show the team's
+/// colour: a washer flat on the floor matches 88-100 % in the fixtures, while
+/// a leaner's colour seen through the opening matches 40 % at its best.
+const CUP_TEMPLATE_MIN_MATCH: f64 = 0.8;
+/// Standard uncertainty (mm) of a washer placed by the template: a ring
+/// point's spacing round a partly hidden outline (the fixtures' template
+/// placements are within 0.3-2.6 mm).
+const CUP_TEMPLATE_SIGMA_MM: f64 = 2.0;
+
+/// Two washers overlapping on a cup's floor: which lies on the other is told by
+/// the colour where their rings overlap, sampled on this lattice (mm)...
+const STACK_LATTICE_MM: f64 = 1.0;
+/// ... from at least this many points in view on both rings (a lens narrower
+/// than a few mm, or hidden by the rim, tells nothing) ...
+const STACK_MIN_POINTS: usize = 12;
+/// ... of which this share must have the one team's colour (the rest is edge
+/// blur, shadow and the other team's colour seen at a ring's margin).
+const STACK_MAJORITY: f64 = 0.75;
+/// The lower of two stacked washers shows a short arc of its outline: its
+/// refit probes this many times as densely, so that the arc holds the
+/// dozen edge points a fit needs ([`crate::measure::MIN_EDGE_POINTS`]); the
+/// centre's uncertainty follows from the arc's span, however dense.
+const STACK_LOWER_PROBE_FACTOR: usize = 2;
+
+/// Washers of two teams overlapping on one cup's floor lie one on the
+/// other: the colour where their rings overlap says which is on top. The
+/// upper one rests between flat on the lower (one washer's thickness up)
+/// and tilted from the floor onto it: it is measured again half a
+/// thickness up, and the parallax of the other half enters its
+/// uncertainty. The lower one is measured again with the upper one as
+/// an occluder, so that the upper's edges (its outline, its own hole
+/// with the lower's colour inside) are not taken for the lower's; where
+/// too little of its outline shows, it is placed by its colour on the
+/// floor ([`cup_template`]). Washers of one team cannot be told
+/// apart this way and are left as measured.
+pub(super) fn settle_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
+    let (r, t) = (cx.geo.shape.radius_mm, w.washer_thickness_mm);
+    let floor_top = -w.cup_depth_mm + t;
+    let on_floor = |d: &Detection| (d.top_z_mm - floor_top).abs() < 1e-6 && d.tilt_deg.abs() <= 1.0 && d.team.is_some();
+    // over[i]: the washers lying on washer i.
+    let mut over: Vec<Vec<usize>> = vec![Vec::new(); out.pieces.len()];
+    for h in &w.holes {
+        let cup: Vec<usize> =
+            (0..out.pieces.len()).filter(|&i| on_floor(&out.pieces[i]) && out.pieces[i].footprint.centre.distance(h.centre()) < h.radius()).collect();
+        for (n, &a) in cup.iter().enumerate() {
+            for &b in &cup[n + 1..] {
+                let (da, db) = (&out.pieces[a], &out.pieces[b]);
+                if da.team == db.team || da.footprint.centre.distance(db.footprint.centre) >= 2.0 * r {
+                    continue;
+                }
+                match upper_of(cx, da, db, w) {
+                    Some(true) => over[b].push(a),
+                    Some(false) => over[a].push(b),
+                    None => {}
+                }
+            }
+        }
+    }
+    if over.iter().all(Vec::is_empty) {
+        return;
+    }
+    // The upper ones first, half a thickness up.
+    let lifted: Vec<usize> = (0..out.pieces.len()).filter(|&i| over.iter().any(|o| o.contains(&i))).collect();
+    let z_up = floor_top + t / 2.0;
+    // Its rest height is anywhere in [floor_top, floor_top + t]: the standard
+    // deviation of a uniform spread over one thickness.
+    let height_sigma = t / 12f64.sqrt();
+    for &i in &lifted {
+        let d = &out.pieces[i];
+        let class = cx.class_of(d.team);
+        let start = cx.along_sight(d.footprint.centre.at_height(d.top_z_mm), z_up).unwrap_or(d.footprint.centre);
+        let parallax = height_sigma * cx.sideways_per_height(start.at_height(z_up));
+        let fit = cx.fit_with(Footprint::new(start, r), z_up, true, &cx.fit_cfg, class).ok();
+        let d = &mut out.pieces[i];
+        d.top_z_mm = z_up;
+        match fit {
+            Some(f) => d.take(&f, f.centre_sigma_mm.hypot(parallax)),
+            // The same image position, half a thickness higher.
+            None => {
+                d.footprint = Footprint::new(start, r);
+                d.sigma_mm = d.sigma_mm.hypot(parallax);
+            }
+        }
+    }
+    // Then the lower ones, with the upper ones as occluders.
+    for i in (0..out.pieces.len()).filter(|&i| !over[i].is_empty()) {
+        let hiding = Occluders::new(over[i].iter().map(|&j| cx.occluder(&out.pieces[j])).collect());
+        let lc = cx.hidden_by(&hiding);
+        let d = &out.pieces[i];
+        let class = cx.class_of(d.team);
+        let hole = hole_under(d.footprint.centre, w);
+        let dense = FitConfig { probes: STACK_LOWER_PROBE_FACTOR * cx.fit_cfg.probes, ..cx.fit_cfg };
+        let placed = lc
+            .fit_with(Footprint::new(d.footprint.centre, r), floor_top, true, &dense, class)
+            .ok()
+            .or_else(|| hole.and_then(|h| cup_template(&lc, w, h, class)));
+        if let Some(f) = placed {
+            out.pieces[i].take(&f, f.centre_sigma_mm);
+        }
+    }
+}
+
+/// Of two washers overlapping on a cup's floor, whether `a` lies on `b`
+/// (`Some(false)`: `b` on `a`), by the team colour seen where their rings
+/// overlap (clear of both washers' holes, through which the lower shows,
+/// and of their edges' blur); `None` where too little of it is in view or
+/// neither colour clearly holds it.
+fn upper_of(cx: &Ctx, a: &Detection, b: &Detection, w: &WasherBoard) -> Option<bool> {
+    let (r, r_in) = (cx.geo.shape.radius_mm, w.washer_inner_diameter_mm / 2.0);
+    let z = -w.cup_depth_mm + w.washer_thickness_mm;
+    let (ca, cb) = (a.footprint.centre, b.footprint.centre);
+    let on_ring = |p: BoardPoint, c: BoardPoint| (r_in + CUP_TEMPLATE_INSET_MM..r - CUP_TEMPLATE_INSET_MM).contains(&p.distance(c));
+    let (colour_a, colour_b) = (cx.colour(cx.class_of(a.team))?, cx.colour(cx.class_of(b.team))?);
+    let n = (r / STACK_LATTICE_MM).ceil() as i32;
+    let mid = BoardPoint::new((ca.x_mm + cb.x_mm) / 2.0, (ca.y_mm + cb.y_mm) / 2.0);
+    let (mut na, mut nb, mut seen) = (0usize, 0usize, 0usize);
+    for dy in -n..=n {
+        for dx in -n..=n {
+            let p = BoardPoint::new(mid.x_mm + dx as f64 * STACK_LATTICE_MM, mid.y_mm + dy as f64 * STACK_LATTICE_MM);
+            if !on_ring(p, ca) || !on_ring(p, cb) || !cx.sees(p.at_height(z)) {
+                continue;
+            }
+            let Some(hsv) = cx.hsv_at(p.at_height(z)) else { continue };
+            seen += 1;
+            na += colour_a.contains(hsv) as usize;
+            nb += colour_b.contains(hsv) as usize;
+        }
+    }
+    if seen < STACK_MIN_POINTS {
+        return None;
+    }
+    let share = |k: usize| k as f64 >= STACK_MAJORITY * seen as f64;
+    if share(na) {
+        Some(true)
+    } else if share(nb) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// A found piece as a solid of the line-of-sight model (numbered `n`),
+/// lying flat with its top where it was measured: what hides the outline
+
+/// A washer on a cup's floor whose outline the rim (or a washer over it)
+/// hides too much to fit: placed where the washer's ring best covers the
+/// team's colour seen on the floor and its surroundings show none. The cup
+/// floor is sampled once on a half-millimetre lattice (line of sight and
+/// colour); every centre the cup allows is scored by the points of its
+/// ring in view that have the team's colour, less those that have not,
+/// less the team-coloured points in view just outside it. The position's
+/// uncertainty is [`CUP_TEMPLATE_SIGMA_MM`].
+pub(super) fn cup_template(cx: &Ctx, w: &WasherBoard, hole: usize, class: usize) -> Option<CircleFit> {
+    let colour = cx.colour(class)?;
+    let (r, r_in) = (cx.geo.shape.radius_mm, w.washer_inner_diameter_mm / 2.0);
+    let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
+    let h = w.holes[hole];
+    let reach = (h.radius() - r).max(0.0);
+    // The floor lattice, cells of CUP_TEMPLATE_CELL_MM over the hole: true = the team's colour
+    // in view, false = in view and not, None = hidden (by the rim, or by
+    // another team's washer over it).
+    let cell = CUP_TEMPLATE_CELL_MM;
+    let half = (h.radius() / cell).ceil() as i32 + 1;
+    let side = (2 * half + 1) as usize;
+    let floor: Vec<Option<bool>> = (0..side * side)
+        .map(|i| {
+            let (dx, dy) = ((i % side) as i32 - half, (i / side) as i32 - half);
+            let p = BoardPoint3::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell, bottom_top);
+            if (dx as f64).hypot(dy as f64) * cell > h.radius() || !cx.sees(p) {
+                return None;
+            }
+            let hsv = cx.hsv_at(p)?;
+            // Another team's washer over this one hides it there.
+            let other = cx.teams.iter().enumerate().any(|(k, t)| k != class && t.colour.contains(hsv));
+            (!other).then(|| colour.contains(hsv))
+        })
+        .collect();
+    let at = |x: f64, y: f64| -> Option<bool> {
+        let (dx, dy) = (((x - h.x_mm) / cell).round() as i32, ((y - h.y_mm) / cell).round() as i32);
+        if dx.abs() > half || dy.abs() > half {
+            return None;
+        }
+        floor[((dy + half) as usize) * side + (dx + half) as usize]
+    };
+    // Ring points (on the washer, between its hole and its edge) and points
+    // just outside its edge, as offsets from its centre.
+    let ring: Vec<(f64, f64)> = (0..CUP_TEMPLATE_ANGLES)
+        .flat_map(|k| {
+            let t = std::f64::consts::TAU * k as f64 / CUP_TEMPLATE_ANGLES as f64;
+            [r_in + CUP_TEMPLATE_INSET_MM, (r_in + r) / 2.0, r - CUP_TEMPLATE_INSET_MM].map(|rho| (rho * t.cos(), rho * t.sin()))
+        })
+        .collect();
+    let outside: Vec<(f64, f64)> = (0..CUP_TEMPLATE_ANGLES)
+        .map(|k| {
+            let t = std::f64::consts::TAU * k as f64 / CUP_TEMPLATE_ANGLES as f64;
+            ((r + CUP_TEMPLATE_INSET_MM) * t.cos(), (r + CUP_TEMPLATE_INSET_MM) * t.sin())
+        })
+        .collect();
+    // Every centre of the best score; their mean is the answer (a ring half
+    // hidden scores the same over a small patch of centres).
+    let mut best: Option<(i32, Vec<(usize, usize, BoardPoint)>)> = None;
+    let n = (reach / cell).floor() as i32;
+    for dy in -n..=n {
+        for dx in -n..=n {
+            if (dx as f64).hypot(dy as f64) * cell > reach {
+                continue;
+            }
+            let c = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
+            let seen: Vec<Option<bool>> = ring.iter().map(|o| at(c.x_mm + o.0, c.y_mm + o.1)).collect();
+            let hits = seen.iter().filter(|v| **v == Some(true)).count();
+            let misses = seen.iter().filter(|v| **v == Some(false)).count();
+            let stray = outside.iter().filter(|o| at(c.x_mm + o.0, c.y_mm + o.1) == Some(true)).count();
+            let score = hits as i32 - misses as i32 - stray as i32;
+            match &mut best {
+                Some((s, at)) if *s == score => at.push((hits, misses, c)),
+                Some((s, _)) if *s > score => {}
+                _ => best = Some((score, vec![(hits, misses, c)])),
+            }
+        }
+    }
+    let (_, tied) = best?;
+    let hits = tied.iter().map(|t| t.0).min()?;
+    let misses = tied.iter().map(|t| t.1).max()?;
+    let centre = BoardPoint::new(
+        tied.iter().map(|t| t.2.x_mm).sum::<f64>() / tied.len() as f64,
+        tied.iter().map(|t| t.2.y_mm).sum::<f64>() / tied.len() as f64,
+    );
+    if (hits as f64) < CUP_TEMPLATE_MIN_HITS * ring.len() as f64 || (hits as f64) < CUP_TEMPLATE_MIN_MATCH * (hits + misses) as f64 {
+        return None;
+    }
+    let mm_per_px = cx.mm_per_px(centre.at_height(bottom_top));
+    Some(CircleFit {
+        footprint: Footprint::new(centre, r),
+        height_mm: bottom_top,
+        rms_mm: 0.0,
+        centre_sigma_mm: CUP_TEMPLATE_SIGMA_MM,
+        inliers: 0,
+        probes: 0,
+        mm_per_px,
+        edges: Vec::new(),
+    })
+}

@@ -1,0 +1,210 @@
+//! The washer of washer boards (HoleyBoard, YOCU): a ring that rests on the
+//! surface, flat on a cup's floor (seen through the hole's opening), leaning on
+//! a hole's rim, or on the ground beside the board. Its rest height comes from
+//! its outline's apparent size and where its line of sight can reach.
+
+use super::{found_already, leaner, stack, Partial, PieceModel, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
+use crate::board::{PieceSize, WasherBoard};
+use crate::detect::proposals::Blob;
+use crate::detect::verify::{hole_under, Ctx, PieceShape};
+use crate::detect::{DetectError, Detection, Detections, MeasuredBy, Unexplained};
+use crate::geom::{BoardPoint, Footprint};
+use crate::measure::CircleFit;
+use crate::piece::Team;
+
+/// A washer seen down a cup may show only this fraction of its area (the rim
+/// hides the rest from an oblique camera); less is treated as noise.
+const MIN_CUP_AREA_FRACTION: f64 = 0.1;
+/// Starting places tried round a cup's floor for a washer in it.
+const CUP_START_ANGLES: usize = 8;
+/// A cup washer's fitted centre may lie this far (mm) beyond where the cup's
+/// wall would stop it: the fit's own error on a half-hidden outline.
+const CUP_REACH_SLACK_MM: f64 = 3.0;
+/// A leaner found only by its pose (neither a flat outline nor a ring on the
+/// cup's floor explained the colour) must explain the colour nearly
+/// perfectly: the fixtures' leaners score 1.0 (the score is the mean of
+/// inside-minus-outside team colour round its outline, -1..1).
+const FALLBACK_LEANER_MIN_SCORE: f64 = 0.9;
+
+pub(super) struct WasherModel {
+    shape: PieceShape,
+    w: WasherBoard,
+}
+
+impl WasherModel {
+    pub fn new(p: PieceSize, w: &WasherBoard) -> WasherModel {
+        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
+        WasherModel { shape, w: w.clone() }
+    }
+
+    /// The top of a washer flat on a cup's floor.
+    fn floor_top(&self) -> f64 {
+        -self.w.cup_depth_mm + self.w.washer_thickness_mm
+    }
+
+    /// The top of a washer flat on the ground the board stands on.
+    fn ground_top(&self) -> f64 {
+        -self.w.construction.stand_height_mm + self.w.washer_thickness_mm
+    }
+
+    /// Finds a washer lying flat on the floor of hole `hole`'s cup, starting near
+    /// `near`. Its outline is partly hidden by the rim, so rather than trust one
+    /// start, fits start from a ring of places over the cup's floor (a washer's
+    /// centre lies within hole radius - washer radius of the hole's centre) and
+    /// the best-supported fit is kept; failing that, it is placed by its colour.
+    fn cup_search(&self, cx: &Ctx, hole: usize, near: BoardPoint, class: usize) -> Result<CircleFit, DetectError> {
+        let h = self.w.holes[hole];
+        let reach = (h.radius() - self.shape.radius_mm).max(0.0);
+        let starts = std::iter::once(near).chain(ring_of_starts(h.centre(), 0.6 * reach));
+        cx.best_fit(starts, self.floor_top(), class, |f| f.footprint.centre.distance(h.centre()) <= reach + CUP_REACH_SLACK_MM)
+            .or_else(|| stack::cup_template(cx, &self.w, hole, class))
+            .ok_or_else(|| DetectError::NotAPiece {
+                x_mm: near.x_mm,
+                y_mm: near.y_mm,
+                reason: format!("washer colour down hole {hole}, but no washer fits it on the cup's floor"),
+            })
+    }
+
+    /// A washer seen only through hole `hole`'s opening: measured on the cup floor.
+    fn measure_cup(&self, cx: &Ctx, hole: usize, near: BoardPoint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
+        let start = cx.along_sight(near.at_height(self.shape.top_z_mm), self.floor_top()).unwrap_or(near);
+        let fit = self.cup_search(cx, hole, start, class)?;
+        cx.finish(fit, self.floor_top(), team, class)
+    }
+
+    /// A washer on the ground beside the board seen only in part (the board's
+    /// side hides the rest), from colour seen near `near` at the grid's height:
+    /// fits on the ground from a ring of starts round where that line of sight
+    /// meets the ground, over the probes the camera can see; the best-supported
+    /// fit that lies clear of the board is kept.
+    fn measure_ground(&self, cx: &Ctx, near: BoardPoint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
+        let ground_top = self.ground_top();
+        let centre = cx.along_sight(near.at_height(self.shape.top_z_mm), ground_top).unwrap_or(near);
+        let surface = &cx.geo.board.surface;
+        let fit = cx
+            .best_fit(ring_of_starts(centre, 0.5 * self.shape.radius_mm), ground_top, class, |f| !surface.contains(f.footprint.centre))
+            .ok_or_else(|| DetectError::NotAPiece {
+                x_mm: near.x_mm,
+                y_mm: near.y_mm,
+                reason: "washer colour beside the board, but no washer outline fits on the ground there".to_string(),
+            })?;
+        cx.finish(fit, ground_top, team, class)
+    }
+}
+
+impl PieceModel for WasherModel {
+    fn shape(&self) -> PieceShape {
+        self.shape
+    }
+
+    /// Finds a washer's real height from its outline's apparent size: an outline
+    /// fitted at an assumed height comes out scaled by the ratio of the two
+    /// heights' distances from the camera. The washer rests at one of the
+    /// heights where a washer can rest and be seen there: on the surface; flat
+    /// in a cup (on the bottom, or on washers there) if that line of sight
+    /// meets a cup's floor; on the ground the board stands on if it meets the
+    /// ground beside the board (not under it). Of those, the one nearest the
+    /// size's estimate is taken.
+    fn rest(&self, cx: &Ctx, first: CircleFit, class: usize) -> Result<(f64, CircleFit), DetectError> {
+        let r = self.shape.radius_mm;
+        let cam_z = cx.geo.pose.centre().z_mm;
+        let surface_top = self.shape.top_z_mm;
+        // The apparent size says roughly how far down the washer is; sub-pixel
+        // edges make it good to ~1 % of the camera height, which tells the
+        // surface from a cup bottom 76 mm lower but is no measurement of height.
+        let z_est = cam_z - (cam_z - surface_top) * r / first.footprint.radius_mm;
+        let seen = first.footprint.centre.at_height(surface_top);
+        // A washer on another one in a cup lies 3.2 mm higher than on the
+        // bottom, a parallax of about a millimetre at the cup's centre, which
+        // no call depends on.
+        let bottom_top = self.floor_top();
+        let in_cup = cx.along_sight(seen, bottom_top).and_then(|c| hole_under(c, &self.w).map(|hole| (hole, c)));
+        let ground_top = self.ground_top();
+        let on_ground = cx.along_sight(seen, ground_top).filter(|c| !cx.geo.board.surface.contains(*c));
+        enum Rest {
+            Surface,
+            Cup(usize, BoardPoint),
+            Ground(BoardPoint),
+        }
+        let mut rests = vec![(surface_top, Rest::Surface)];
+        rests.extend(in_cup.map(|(hole, c)| (bottom_top, Rest::Cup(hole, c))));
+        rests.extend(on_ground.map(|c| (ground_top, Rest::Ground(c))));
+        let nearest = rests.into_iter().min_by(|a, b| (a.0 - z_est).abs().total_cmp(&(b.0 - z_est).abs()));
+        match nearest.map(|(_, rest)| rest) {
+            Some(Rest::Cup(hole, c)) => Ok((bottom_top, self.cup_search(cx, hole, c, class)?)),
+            Some(Rest::Ground(c)) => Ok((ground_top, cx.fit(Footprint::new(c, r), ground_top, class).unwrap_or(first))),
+            Some(Rest::Surface) | None => Ok((surface_top, first)),
+        }
+    }
+
+    /// A washer down a cup shows only what the rim leaves in view (a crescent
+    /// or part of a disc in the hole's opening); one on the ground beyond the
+    /// board, partly hidden by the board's side, only the part beside it.
+    fn partial(&self, cx: &Ctx, blob: &Blob, team: Option<Team>, class: usize, out: &mut Detections) -> Partial {
+        let in_part = blob.thin || blob.pieces < 1.0 - AREA_MISMATCH_FRACTION;
+        let unexplained = |reason: String| Unexplained { kind: self.shape.kind, team, centre: blob.centre, area_mm2: blob.area_mm2, reason };
+        if let Some(hole) = cx.hole_opening(blob.centre).filter(|_| in_part) {
+            if blob.pieces >= MIN_CUP_AREA_FRACTION {
+                match self.measure_cup(cx, hole, blob.centre, team, class) {
+                    // Colour of one washer seen in two parts (split by its own hole or a neighbour).
+                    Ok(d) if found_already(out, &d, self.shape.radius_mm) => {}
+                    Ok(d) => out.pieces.push(d),
+                    Err(e) => match self.instead(cx, blob.centre, team, class) {
+                        Some(d) => out.pieces.push(d),
+                        None => out.unexplained.push(unexplained(e.to_string())),
+                    },
+                }
+            }
+            return Partial::Done;
+        }
+        if blob.pieces < MIN_PIECE_AREA_FRACTION || cx.geo.board.surface.contains(blob.centre) || !in_part {
+            return Partial::NotMine;
+        }
+        match self.measure_ground(cx, blob.centre, team, class) {
+            Ok(d) if found_already(out, &d, self.shape.radius_mm) => {}
+            Ok(d) => out.pieces.push(d),
+            Err(e) => out.unexplained.push(unexplained(e.to_string())),
+        }
+        Partial::Done
+    }
+
+    /// Team colour in a hole's opening that no flat washer's outline explains:
+    /// a washer on the cup's floor whose ring the colour matches, or else one
+    /// leaning on the rim, where a leaning pose explains the colour nearly
+    /// perfectly.
+    fn instead(&self, cx: &Ctx, seen: BoardPoint, team: Option<Team>, class: usize) -> Option<Detection> {
+        let hole = cx.hole_opening(seen)?;
+        if let Some(fit) = stack::cup_template(cx, &self.w, hole, class) {
+            return cx.finish(fit, self.floor_top(), team, class).ok();
+        }
+        team?;
+        let lean = leaner::measure_leaner(cx, &self.w, hole, cx.colour(class)?).filter(|l| l.score >= FALLBACK_LEANER_MIN_SCORE)?;
+        Some(Detection {
+            kind: self.shape.kind,
+            team,
+            footprint: Footprint::new(lean.centre.on_plane(), self.shape.radius_mm),
+            top_z_mm: lean.centre.z_mm + self.w.washer_thickness_mm / 2.0,
+            tilt_deg: lean.tilt_deg,
+            sigma_mm: leaner::LEANER_POSE_SIGMA_MM,
+            fit_rms_mm: f64::NAN,
+            edges_found: 0,
+            probes: 0,
+            mm_per_px: cx.mm_per_px(lean.centre),
+            doubt: None,
+            measured_by: MeasuredBy::LeaningPose,
+        })
+    }
+
+    fn settle(&self, cx: &Ctx, out: &mut Detections) {
+        stack::settle_cups(cx, &self.w, out);
+    }
+}
+
+/// Starting places for a search: `centre`, and [`CUP_START_ANGLES`] places
+/// round it at `reach`.
+fn ring_of_starts(centre: BoardPoint, reach: f64) -> impl Iterator<Item = BoardPoint> {
+    std::iter::once(centre).chain((0..CUP_START_ANGLES).map(move |k| {
+        let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
+        BoardPoint::new(centre.x_mm + reach * t.cos(), centre.y_mm + reach * t.sin())
+    }))
+}

@@ -1,0 +1,185 @@
+//! Proposals: where might a piece be. Blobs of a team's colour on the metric grid
+//! (their area says how many pieces they may hold), circles of the piece's size in
+//! the grid's brightness (sjoelen discs), and colour left over once the verified
+//! pieces are accounted for. A proposal decides nothing: verification does.
+
+use super::grid::{blobs_of, minor_spread, set_cells, split_blob, Grid};
+use super::verify::Ctx;
+use super::{Detections, Unexplained};
+use crate::geom::{BoardPoint, Footprint};
+use crate::piece::Team;
+use image::GrayImage;
+
+/// Colour runs narrower than twice this (mm) are removed before grouping: a
+/// painted stripe (6.35 mm) of a team's colour, chalk marks, glare fringes.
+/// Every piece is far wider (weights 58.7, washers 63.5, discs 52 mm).
+pub const THIN_RUN_MM: f64 = 4.0;
+/// A blob's spread across its narrowest direction, as a fraction of one
+/// piece's (r / 2 for a disc), below which it cannot be pieces.
+pub const MIN_BLOB_WIDTH_FRACTION: f64 = 0.6;
+/// A detection accounts for the colour within this factor of its radius (its
+/// side, shadow fringe and the grid's blur lie just outside the outline).
+pub(super) const COVER_SLACK: f64 = 1.25;
+/// Unaccounted colour of at least this fraction of a piece's area (and not a
+/// thin run) makes the frame need review: a quarter of a piece is more than
+/// glare fringes or a shadow's tint leave, and less than a half-hidden piece.
+pub(super) const UNACCOUNTED_AREA_FRACTION: f64 = 0.25;
+/// A team's colour over more of the view than this many of its pieces cover is not pieces: no game puts more than 30
+/// of a kind in play (sjoelen's discs; a team has 4 weights or 5 washers). A colour cast, a cloth of the team's
+/// colour, or a damaged frame: the colour is reported as unexplained (review) instead of fitted blob by blob, which
+/// would also take a fit for every piece-sized part of it.
+pub(super) const MAX_PIECES_OF_ONE_COLOUR: f64 = 40.0;
+/// Canny's upper threshold in HoughCircles on the 8-bit brightness grid: a
+/// disc's rim against the board is 30-80 levels; grain and glare speckle,
+/// smoothed, stay below.
+const HOUGH_CANNY_HIGH: f64 = 40.0;
+/// Votes a circle needs, as a fraction of its circumference in cells: a disc
+/// half hidden by a wall or the gate bar still shows more than this.
+const HOUGH_VOTES_FRACTION: f64 = 0.25;
+/// Two flat pieces' centres are at least a diameter apart; a little less
+/// allows for the fits' error (fraction of a radius).
+pub(super) const MIN_PIECE_SEPARATION: f64 = 1.6;
+
+/// A blob of one colour on the grid.
+pub(super) struct Blob {
+    /// Its cells (column, row).
+    pub cells: Vec<(f64, f64)>,
+    pub centre: BoardPoint,
+    pub area_mm2: f64,
+    /// Its area in pieces' worth.
+    pub pieces: f64,
+    /// Its spread across its narrowest direction (mm).
+    pub minor_mm: f64,
+    /// Too narrow to be pieces (a stripe, a crescent, a sliver).
+    pub thin: bool,
+}
+
+impl Blob {
+    /// The blob of `cells`, for pieces of radius `radius_mm`.
+    pub fn of(grid: &Grid, cells: Vec<(f64, f64)>, radius_mm: f64) -> Blob {
+        let area_mm2 = cells.len() as f64 * grid.step * grid.step;
+        let minor_mm = minor_spread(&cells) * grid.step;
+        Blob {
+            centre: grid.blob_centre(&cells),
+            pieces: area_mm2 / (std::f64::consts::PI * radius_mm * radius_mm),
+            thin: minor_mm < MIN_BLOB_WIDTH_FRACTION * radius_mm / 2.0,
+            area_mm2,
+            minor_mm,
+            cells,
+        }
+    }
+
+    /// Where the pieces of a blob of `n` pieces' worth start their fits (k-means over its cells).
+    pub fn starts(&self, grid: &Grid, n: usize) -> Vec<BoardPoint> {
+        split_blob(&self.cells, n).into_iter().map(|(c, r)| grid.cell_centre(c, r)).collect()
+    }
+
+    /// Its cells' centres on the board.
+    pub fn points(&self, grid: &Grid) -> Vec<BoardPoint> {
+        self.cells.iter().map(|&(c, r)| grid.cell_centre(c, r)).collect()
+    }
+}
+
+/// The blobs of a colour mask.
+pub(super) fn colour_blobs(cx: &Ctx, class: usize) -> Vec<Blob> {
+    let (g, r) = (&cx.geo.grid, cx.geo.shape.radius_mm);
+    blobs_of(&cx.masks[class]).into_iter().map(|cells| Blob::of(g, cells, r)).collect()
+}
+
+/// A colour over more of the view than any game's pieces cover: reported as
+/// unexplained (and `true`) instead of proposed blob by blob.
+pub(super) fn flooded(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Detections) -> bool {
+    let (g, shape) = (&cx.geo.grid, cx.geo.shape);
+    let piece_area = std::f64::consts::PI * shape.radius_mm.powi(2);
+    let area = set_cells(&cx.masks[class]).count() as f64 * g.step * g.step;
+    if area <= MAX_PIECES_OF_ONE_COLOUR * piece_area {
+        return false;
+    }
+    out.unexplained.push(Unexplained {
+        kind: shape.kind,
+        team,
+        centre: g.cell_centre(g.cols as f64 / 2.0, g.rows as f64 / 2.0),
+        area_mm2: area,
+        reason: format!(
+            "{:.0} pieces' worth of this team's colour, more than any game puts in play: a colour cast, a cloth \
+             or a damaged frame; not read as pieces",
+            area / piece_area
+        ),
+    });
+    true
+}
+
+/// Blobs of mask `class` that no detection of `team` (and no unexplained
+/// entry) covers, of at least [`UNACCOUNTED_AREA_FRACTION`] of a piece and
+/// not thin runs. Each detection covers the cells of its footprint as the
+/// grid sees it (a piece down a cup or on the ground appears where its line
+/// of sight meets the grid's height).
+pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &Detections) -> Vec<Blob> {
+    let (g, shape) = (&cx.geo.grid, cx.geo.shape);
+    let covers: Vec<Footprint> = out
+        .pieces
+        .iter()
+        .filter(|d| d.team == team)
+        .map(|d| Footprint::new(cx.seen_on_grid(d), d.footprint.radius_mm * COVER_SLACK))
+        .chain(out.unexplained.iter().filter(|u| u.team == team).map(|u| Footprint::new(u.centre, shape.radius_mm * COVER_SLACK)))
+        .collect();
+    let mut left: GrayImage = cx.masks[class].clone();
+    let (cols, cells): (usize, &mut [u8]) = (g.cols as usize, &mut left);
+    for i in set_cells(&cx.masks[class]) {
+        if covers.iter().any(|f| g.cell_centre((i % cols) as f64, (i / cols) as f64).distance(f.centre) < f.radius_mm) {
+            cells[i] = 0;
+        }
+    }
+    blobs_of(&left)
+        .into_iter()
+        .map(|cells| Blob::of(g, cells, shape.radius_mm))
+        .filter(|b| b.pieces >= UNACCOUNTED_AREA_FRACTION && !b.thin)
+        .collect()
+}
+
+/// The safety net: colour of a piece that no detection (and no unexplained
+/// entry already) accounts for is reported as unexplained, so a piece the
+/// detector missed makes the frame need review instead of silently not counting.
+pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Detections) {
+    for blob in leftover_blobs(cx, class, team, out) {
+        out.unexplained.push(Unexplained {
+            kind: cx.geo.shape.kind,
+            team,
+            centre: blob.centre,
+            area_mm2: blob.area_mm2,
+            reason: format!("{:.2} pieces' worth of the colour that no piece accounts for", blob.pieces),
+        });
+    }
+}
+
+/// Circles of the piece's size in the grid's brightness image (a metric
+/// top-down view at the pieces' top height): where pale pieces of no team
+/// colour may be. OpenCV's Hough transform; none where it fails.
+pub(super) fn circles(cx: &Ctx) -> Vec<BoardPoint> {
+    use opencv::core::{Mat, Size, Vec3f, Vector};
+    use opencv::imgproc;
+    let g = &cx.geo.grid;
+    let grey: Vec<u8> = cx.hsv[2].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0).round() as u8 }).collect();
+    let found = (|| -> opencv::Result<Vec<(f64, f64)>> {
+        let img = Mat::new_rows_cols_with_data(g.rows as i32, g.cols as i32, &grey)?;
+        let mut smooth = Mat::default();
+        imgproc::gaussian_blur_def(&img, &mut smooth, Size::new(5, 5), 1.2)?;
+        let mut circles: Vector<Vec3f> = Vector::new();
+        let r_cells = cx.geo.shape.radius_mm / g.step;
+        imgproc::hough_circles(
+            &smooth,
+            &mut circles,
+            imgproc::HOUGH_GRADIENT,
+            1.0,
+            // Two discs' centres are at least a diameter apart, less a little for tilt.
+            MIN_PIECE_SEPARATION * r_cells,
+            HOUGH_CANNY_HIGH,
+            HOUGH_VOTES_FRACTION * std::f64::consts::TAU * r_cells,
+            (r_cells * 0.85).floor() as i32,
+            (r_cells * 1.15).ceil() as i32,
+        )?;
+        Ok(circles.iter().map(|c| (c[0] as f64 - 0.5, c[1] as f64 - 0.5)).collect())
+    })()
+    .unwrap_or_default();
+    found.into_iter().map(|(c, r)| g.cell_centre(c, r)).collect()
+}

@@ -1,0 +1,251 @@
+//! Verification: does a piece of this kind, at this height and pose, explain the
+//! image? Outline fits at a given height over the probes the camera can see, the
+//! checks a fit must pass to be a piece (edge scatter, colour fill, radius), and
+//! the geometry of lines of sight the piece models share.
+
+use super::grid::Grid;
+use super::models::PieceModel;
+use super::sight::{FlatPiece, Occluders, Sight};
+use super::{bgr_to_hsv, ColourClass, DetectError, Detection, MeasuredBy, TeamColour};
+use crate::board::{Board, WasherBoard};
+use crate::camera::{Camera, CameraPose};
+use crate::geom::{BoardPoint, BoardPoint3, Footprint};
+use crate::measure::{fit_circle_scoped, CircleFit, ColourView, FitConfig, MeasureError, ProbeScope};
+use crate::piece::{PieceKind, Team};
+use image::GrayImage;
+
+/// Of the grid cells inside a fitted footprint (within 85 % of its radius),
+/// at least this fraction must have the piece's colour: a fit that found an
+/// outline around something else (a hand, a line crossing) is no piece.
+pub const MIN_FILL_FRACTION: f64 = 0.6;
+/// A real outline fits its circle to a fraction of a pixel (sub-pixel edges,
+/// JPEG and noise included); an "outline" found in glare or grain scatters by
+/// several pixels. Above this RMS (in pixels at the piece) it is no piece.
+pub const MAX_FIT_RMS_PX: f64 = 1.5;
+/// Lines of sight are tested from this far along them (mm): the point itself
+/// lies on a surface that must not count as blocking it.
+pub const RIM_CLEARANCE_MM: f64 = 1.5;
+/// A fitted radius further than this from the piece's real radius means the
+/// outline is not that piece at that height (mm).
+pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
+/// Colour this far (mm) outside a hole's rim still counts as seen through its
+/// opening: the parallax of a washer 76 mm down.
+const OPENING_MARGIN_MM: f64 = 10.0;
+
+/// What the board's pieces look like to the detector.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PieceShape {
+    pub kind: PieceKind,
+    /// The radius of the outline it is seen and measured by: a weight's coloured
+    /// cap (its body's, or smaller), a washer's or disc's rim.
+    pub radius_mm: f64,
+    /// The radius of its footprint (a weight's body): what the calls use.
+    pub footprint_radius_mm: f64,
+    /// The height of its top face above what it rests on.
+    pub top_z_mm: f64,
+    /// Whether a team colour tells the piece (weights, washers); discs are told by their outline.
+    pub team_coloured: bool,
+}
+
+/// What stays fixed while the camera pose is reused: the board, the camera, the
+/// candidate grid and the board's solids.
+pub(super) struct Geometry {
+    pub board: Board,
+    pub camera: Camera,
+    pub pose: CameraPose,
+    pub shape: PieceShape,
+    pub grid: Grid,
+    pub sight: Sight,
+    /// Per grid cell: whether its line of sight meets the playing surface
+    /// (within it, not a gutter, rail or the floor beyond its edge).
+    pub surface_cells: Vec<bool>,
+}
+
+impl Geometry {
+    pub fn new(board: &Board, camera: &Camera, pose: &CameraPose, shape: PieceShape, grid: Grid) -> Geometry {
+        let (surface, eye) = (&board.surface, pose.centre());
+        let cols = grid.cols as usize;
+        let surface_cells = (0..grid.pixels.len())
+            .map(|i| {
+                let c = grid.cell_centre((i % cols) as f64, (i / cols) as f64);
+                // The cell (at the pieces' top height) seen along its line of sight down to z = 0.
+                let s = shape.top_z_mm / (eye.z_mm - shape.top_z_mm).max(1e-9);
+                let down = BoardPoint::new(c.x_mm + s * (c.x_mm - eye.x_mm), c.y_mm + s * (c.y_mm - eye.y_mm));
+                !grid.pixels[i][0].is_nan() && surface.contains(c) && surface.contains(down)
+            })
+            .collect();
+        Geometry { board: board.clone(), camera: *camera, pose: *pose, shape, grid, sight: Sight::new(board), surface_cells }
+    }
+}
+
+/// One frame's verification context: the geometry, the frame, its colour masks
+/// (one per team, or the pale mask of discs), the piece model, and the pieces
+/// that hide outline (found pieces over or beside the one measured).
+#[derive(Clone, Copy)]
+pub(super) struct Ctx<'a> {
+    pub geo: &'a Geometry,
+    pub model: &'a dyn PieceModel,
+    pub teams: &'a [TeamColour],
+    pub fit_cfg: FitConfig,
+    pub frame: &'a ColourView<'a>,
+    pub masks: &'a [GrayImage],
+    /// Each grid cell's hue, saturation and value in this frame.
+    pub hsv: &'a [Vec<f32>; 3],
+    pub occluders: &'a Occluders,
+}
+
+impl<'a> Ctx<'a> {
+    /// The same context with `occluders` hiding outline.
+    pub fn hidden_by<'b>(&self, occluders: &'b Occluders) -> Ctx<'b>
+    where
+        'a: 'b,
+    {
+        Ctx { occluders, ..*self }
+    }
+
+    /// The colour class of colour mask `class`.
+    pub fn colour(&self, class: usize) -> Option<ColourClass> {
+        self.teams.get(class).map(|t| t.colour)
+    }
+
+    /// The colour mask of a team (the first for discs, which have none).
+    pub fn class_of(&self, team: Option<Team>) -> usize {
+        team.and_then(|t| self.teams.iter().position(|c| c.team == t)).unwrap_or(0)
+    }
+
+    /// A found piece as an occluder, lying flat with its top where it was measured.
+    pub fn occluder(&self, d: &Detection) -> FlatPiece {
+        FlatPiece::on(&self.geo.board, d.kind, d.footprint, d.top_z_mm)
+    }
+
+    /// Measures one candidate: a free outline fit at the top height, the rest
+    /// height the piece model finds for it, then the piece checks.
+    pub fn measure(&self, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
+        let fit = self.fit(start, self.geo.shape.top_z_mm, class)?;
+        let (z, fit) = self.model.rest(self, fit, class)?;
+        self.finish(fit, z, team, class)
+    }
+
+    /// Checks a fit is a piece, then measures its centre with the radius held.
+    pub fn finish(&self, fit: CircleFit, z: f64, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
+        let shape = self.geo.shape;
+        if fit.rms_mm > MAX_FIT_RMS_PX * fit.mm_per_px {
+            return Err(DetectError::NotAPiece {
+                x_mm: fit.footprint.centre.x_mm,
+                y_mm: fit.footprint.centre.y_mm,
+                reason: format!("edges scatter {:.1} px about the best circle", fit.rms_mm / fit.mm_per_px),
+            });
+        }
+        // The colour grid lies at the surface pieces' height: it checks only
+        // those, and not discs, whose pale wood it tells from glare poorly.
+        let checkable = (z - shape.top_z_mm).abs() < 1e-9 && shape.team_coloured;
+        let fill = if checkable { self.geo.grid.fill_fraction(&self.masks[class], fit.footprint) } else { 1.0 };
+        if fill < MIN_FILL_FRACTION {
+            return Err(DetectError::NotAPiece {
+                x_mm: fit.footprint.centre.x_mm,
+                y_mm: fit.footprint.centre.y_mm,
+                reason: format!("only {:.0} % of the outline's inside has the piece's colour", 100.0 * fill),
+            });
+        }
+        let radius_error = fit.footprint.radius_mm - shape.radius_mm;
+        let doubt = (radius_error.abs() > MAX_RADIUS_ERROR_MM)
+            .then(|| format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, shape.radius_mm));
+        // The piece is rigid and of known size: its centre is best estimated with the radius held.
+        let held = self
+            .fit_with(Footprint::new(fit.footprint.centre, shape.radius_mm), z, true, &FitConfig { passes: 1, ..self.fit_cfg }, class)
+            .unwrap_or(fit.clone());
+        Ok(Detection {
+            kind: shape.kind,
+            team,
+            footprint: Footprint::new(held.footprint.centre, shape.footprint_radius_mm),
+            top_z_mm: z,
+            tilt_deg: 0.0,
+            sigma_mm: held.centre_sigma_mm,
+            fit_rms_mm: held.rms_mm,
+            edges_found: held.inliers,
+            probes: held.probes,
+            mm_per_px: held.mm_per_px,
+            doubt,
+            measured_by: MeasuredBy::of_fit(&held),
+        })
+    }
+
+    /// A free-radius outline fit at height `z` of a piece of colour class `class`.
+    pub fn fit(&self, start: Footprint, z: f64, class: usize) -> Result<CircleFit, MeasureError> {
+        self.fit_with(start, z, false, &self.fit_cfg, class)
+    }
+
+    /// An outline fit over the probes the camera can see, on edges with the
+    /// piece's colour inside: a team's colour for weights and washers (discs
+    /// are told by their outline alone).
+    pub fn fit_with(&self, start: Footprint, z: f64, fixed_radius: bool, cfg: &FitConfig, class: usize) -> Result<CircleFit, MeasureError> {
+        let colour = if self.geo.shape.team_coloured { self.colour(class) } else { None };
+        let inside = |bgr: [f32; 3]| colour.is_none_or(|c| c.contains(bgr_to_hsv(bgr)));
+        let visible = |p: BoardPoint3| self.sees(p);
+        let g = self.geo;
+        fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, fixed_radius, cfg, &ProbeScope { visible: &visible, inside: &inside })
+    }
+
+    /// Of free-radius fits at height `z` from each start, the best supported
+    /// (least RMS per edge point) of those `keep` accepts.
+    pub fn best_fit(&self, starts: impl Iterator<Item = BoardPoint>, z: f64, class: usize, keep: impl Fn(&CircleFit) -> bool) -> Option<CircleFit> {
+        let r = self.geo.shape.radius_mm;
+        starts
+            .filter_map(|s| self.fit(Footprint::new(s, r), z, class).ok())
+            .filter(|f| keep(f))
+            .min_by(|a, b| (a.rms_mm / a.inliers as f64).total_cmp(&(b.rms_mm / b.inliers as f64)))
+    }
+
+    /// Whether the camera's line of sight to a point is clear of the board's
+    /// solids (a cup's rim, a sjoelbak's walls, gate bar and partitions) and of
+    /// the occluding pieces.
+    pub fn sees(&self, p: BoardPoint3) -> bool {
+        self.geo.sight.clear(p, self.geo.pose.centre(), RIM_CLEARANCE_MM, self.occluders)
+    }
+
+    /// The HSV colour of the frame at a board point, if it is in the frame.
+    pub fn hsv_at(&self, p: BoardPoint3) -> Option<[f32; 3]> {
+        self.geo.pose.project(&self.geo.camera, p).and_then(|px| self.frame.sample(px)).map(bgr_to_hsv)
+    }
+
+    /// Image resolution at a point (mm per pixel), NaN where it does not project.
+    pub fn mm_per_px(&self, p: BoardPoint3) -> f64 {
+        crate::measure::px_per_mm(&self.geo.camera, &self.geo.pose, p).map_or(f64::NAN, |s| 1.0 / s)
+    }
+
+    /// Where the camera's line of sight through board point `p` meets the plane
+    /// `z = height`: the same image point, at another height.
+    pub fn along_sight(&self, p: BoardPoint3, height: f64) -> Option<BoardPoint> {
+        let c = self.geo.pose.centre();
+        let dz = p.z_mm - c.z_mm;
+        if dz.abs() < 1e-9 {
+            return None;
+        }
+        let s = (height - c.z_mm) / dz;
+        (s > 0.0).then(|| BoardPoint::new(c.x_mm + s * (p.x_mm - c.x_mm), c.y_mm + s * (p.y_mm - c.y_mm)))
+    }
+
+    /// Where a piece's top, seen along the line of sight, appears on the grid's plane.
+    pub fn seen_on_grid(&self, d: &Detection) -> BoardPoint {
+        self.along_sight(d.footprint.centre.at_height(d.top_z_mm), self.geo.shape.top_z_mm).unwrap_or(d.footprint.centre)
+    }
+
+    /// How far (mm, sideways) a point's image moves per mm of height error:
+    /// its horizontal distance from the camera over its depth below it.
+    pub fn sideways_per_height(&self, p: BoardPoint3) -> f64 {
+        let c = self.geo.pose.centre();
+        (c.x_mm - p.x_mm).hypot(c.y_mm - p.y_mm) / (c.z_mm - p.z_mm).max(1.0)
+    }
+
+    /// The hole whose opening (seen at the surface) holds a point, with a margin
+    /// for the parallax of a washer seen down the cup.
+    pub fn hole_opening(&self, p: BoardPoint) -> Option<usize> {
+        let w = self.geo.board.washer()?;
+        w.holes.iter().position(|h| p.distance(h.centre()) < h.radius() + OPENING_MARGIN_MM)
+    }
+}
+
+/// The hole whose rim encloses a point, if any.
+pub(super) fn hole_under(p: BoardPoint, w: &WasherBoard) -> Option<usize> {
+    w.holes.iter().position(|h| p.distance(h.centre()) < h.radius())
+}
