@@ -212,3 +212,45 @@ mod tests {
         assert!((s.floor_z_mm + 100.0).abs() < 1e-9);
     }
 }
+
+/// Hits closer than this to a ray's origin are the surface the ray left (float noise at millimetre scale is
+/// ~1e-12 mm; 1e-6 mm is far above it and far below a pixel).
+pub const RAY_EPSILON_MM: f64 = 1e-6;
+
+/// Where a ray `o + t d` (given by `inv`, the componentwise `1 / d`) runs through the box `min..max`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoxSpan {
+    /// The entry and exit parameters.
+    pub t_in: f64,
+    pub t_out: f64,
+    /// The axis of the face the ray enters by, and whether that face is on the box's low side.
+    pub axis: usize,
+    pub low_face: bool,
+}
+
+/// The ray's span through the box `min..max` (the slab test), if any part of the ray inside lies beyond
+/// [`RAY_EPSILON_MM`] and before `t_max`: the one ray-box query of the renderer and of detection's lines of sight.
+#[inline]
+pub fn box_span(min: [f64; 3], max: [f64; 3], o: [f64; 3], inv: [f64; 3], t_max: f64) -> Option<BoxSpan> {
+    let (mut t0, mut t1) = (f64::NEG_INFINITY, f64::INFINITY);
+    let (mut axis, mut low_face) = (0, false);
+    for a in 0..3 {
+        let (mut near, mut far) = ((min[a] - o[a]) * inv[a], (max[a] - o[a]) * inv[a]);
+        let mut low = true;
+        if near > far {
+            std::mem::swap(&mut near, &mut far);
+            low = false;
+        }
+        // 0 * inf = NaN when the origin lies on a face of a parallel ray: treat as inside.
+        if near.is_nan() || far.is_nan() {
+            continue;
+        }
+        if near > t0 {
+            (t0, axis, low_face) = (near, a, low);
+        }
+        if far < t1 {
+            t1 = far;
+        }
+    }
+    (t0 <= t1 && t1 > RAY_EPSILON_MM && t0 < t_max).then_some(BoxSpan { t_in: t0, t_out: t1, axis, low_face })
+}

@@ -4,6 +4,7 @@
 //! (flat pieces as cylinders or rings). Detection does not depend on the renderer:
 //! this is the board's solid model, intersected for occlusion only.
 
+use crate::board::solids::{box_span, RAY_EPSILON_MM};
 use crate::board::{Board, Layout, Solids};
 use crate::geom::{BoardPoint3, Footprint};
 use crate::piece::PieceKind;
@@ -11,10 +12,6 @@ use crate::piece::PieceKind;
 /// A 3-vector in the board frame (mm) or a direction.
 type V3 = [f64; 3];
 
-/// Hits closer than this (mm) to a ray's origin are the surface the ray left
-/// (float noise at millimetre scale is ~1e-12 mm; this is far above it and far
-/// below a pixel).
-const RAY_EPSILON_MM: f64 = 1e-6;
 
 /// An axis-aligned box, hit only from outside; its top face may have holes
 /// (a washer board's cups) that let rays through.
@@ -257,32 +254,11 @@ fn cup_hit(c: &CupInside, o: V3, d: V3, t_max: f64) -> bool {
     false
 }
 
-/// The ray's entry into the box `min..max`, if any part of the ray inside lies
-/// beyond `RAY_EPSILON_MM` and before `t_max`: the entry parameter, the axis of
-/// the face it enters by and whether that is the face on the low side.
+/// The ray's entry into the box `min..max` ([`box_span`]): the entry parameter, the axis of the face it enters by
+/// and whether that is the face on the low side.
 #[inline]
 fn span(min: V3, max: V3, o: V3, inv: V3, t_max: f64) -> Option<(f64, usize, bool)> {
-    let (mut t0, mut t1) = (f64::NEG_INFINITY, f64::INFINITY);
-    let (mut axis, mut low_face) = (0, false);
-    for a in 0..3 {
-        let (mut near, mut far) = ((min[a] - o[a]) * inv[a], (max[a] - o[a]) * inv[a]);
-        let mut low = true;
-        if near > far {
-            std::mem::swap(&mut near, &mut far);
-            low = false;
-        }
-        // 0 * inf = NaN when the origin lies on a face of a parallel ray: treat as inside.
-        if near.is_nan() || far.is_nan() {
-            continue;
-        }
-        if near > t0 {
-            (t0, axis, low_face) = (near, a, low);
-        }
-        if far < t1 {
-            t1 = far;
-        }
-    }
-    (t0 <= t1 && t1 > RAY_EPSILON_MM && t0 < t_max).then_some((t0, axis, low_face))
+    box_span(min, max, o, inv, t_max).map(|b| (b.t_in, b.axis, b.low_face))
 }
 
 #[cfg(test)]

@@ -10,9 +10,8 @@ use crate::render::scene::{piece_radius, piece_thickness, PieceSpec};
 /// A 3-vector in the board frame (mm) or a direction.
 pub type V3 = [f64; 3];
 
-/// Hits closer than this to a ray's origin are the surface the ray left (float
-/// noise at millimetre scale is ~1e-12 mm; 1e-6 mm is far above it and far below a pixel).
-pub const RAY_EPSILON_MM: f64 = 1e-6;
+pub use crate::board::solids::RAY_EPSILON_MM;
+use crate::board::solids::box_span;
 
 /// Where a washer lying flat on the ground beside its board has its centre.
 pub fn washer_ground_z(w: &crate::board::WasherBoard) -> f64 {
@@ -59,34 +58,10 @@ struct Aabb {
 }
 
 impl Aabb {
-    /// The ray's parameter interval inside the box, if any part of it is beyond `RAY_EPSILON_MM`.
+    /// The ray's parameter interval inside the box ([`box_span`]).
     #[inline]
     fn span(&self, o: V3, inv: V3, t_max: f64) -> Option<(f64, f64, usize, bool)> {
-        let mut t0 = f64::NEG_INFINITY;
-        let mut t1 = f64::INFINITY;
-        let mut axis = 0;
-        let mut low_face = false;
-        for a in 0..3 {
-            let (mut near, mut far) = ((self.min[a] - o[a]) * inv[a], (self.max[a] - o[a]) * inv[a]);
-            let mut low = true;
-            if near > far {
-                std::mem::swap(&mut near, &mut far);
-                low = false;
-            }
-            // 0 * inf = NaN when the origin lies on a face of a parallel ray: treat as inside.
-            if near.is_nan() || far.is_nan() {
-                continue;
-            }
-            if near > t0 {
-                t0 = near;
-                axis = a;
-                low_face = low;
-            }
-            if far < t1 {
-                t1 = far;
-            }
-        }
-        (t0 <= t1 && t1 > RAY_EPSILON_MM && t0 < t_max).then_some((t0, t1, axis, low_face))
+        box_span(self.min, self.max, o, inv, t_max).map(|b| (b.t_in, b.t_out, b.axis, b.low_face))
     }
 }
 
