@@ -120,11 +120,6 @@ fn typed_points_need_exactly_one_frame() {
     assert!(matches!(setup::setup(&board, &[], None, &SetupConfig::default()).unwrap_err(), SetupError::NoFrames));
 }
 
-#[test]
-fn a_sjoelbak_camera_is_set_up_from_its_frame_alone() {
-    check("fixtures/scenes/26-sjoelbak-on_partition", SetupConfig::default(), false, AUTO_FOCAL, AUTO_PX);
-}
-
 /// A fisheye's focal length and k1 trade off along a valley that one frame of a board does not close (measured:
 /// the joint fit refuses); its focal length alone, the lens taken as equidistant, is set up from typed points.
 #[test]
