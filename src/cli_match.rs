@@ -6,6 +6,7 @@ use boardcall::board::Board;
 use boardcall::files::{check_outputs, write_atomic, Role};
 use boardcall::game::{check_header, config_of, resume_frame, Journal, JournalContents, JournalHeader, Match, MatchConfig, MatchEvent, Timeline, Tracker};
 use boardcall::rules::{Event, EventLog};
+use boardcall::serve::Scoreboard;
 use std::path::{Path, PathBuf};
 
 /// `boardcall match`'s arguments.
@@ -70,6 +71,19 @@ pub struct MatchArgs {
     /// the running score drawn on it (not with --resume: the video starts at the stream's first frame).
     #[arg(long, value_name = "FILE.avi", conflicts_with = "resume")]
     pub annotated_video: Option<PathBuf>,
+    /// Serve the live scoreboard page at ADDR (IP:PORT, e.g. 127.0.0.1:8080; port 0 takes any free port): the
+    /// address is printed on stderr. Loopback only unless --serve-public (docs/match.md).
+    #[arg(long, value_name = "ADDR", conflicts_with = "amend")]
+    pub serve: Option<std::net::SocketAddr>,
+    /// With --serve: allow an address other than loopback (the page is then open to the network).
+    #[arg(long, requires = "serve")]
+    pub serve_public: bool,
+    /// With --serve: keep serving the final state this many seconds after the match ends.
+    #[arg(long, value_name = "SECONDS", requires = "serve", default_value_t = 0)]
+    pub serve_linger: u64,
+    /// Read a video file at its own frame rate, as a camera would deliver it (a replay, e.g. on the page).
+    #[arg(long)]
+    pub realtime: bool,
     /// Amend a journal's event marked for review: with --event N (the `index` of a `throw` line) and --with FILE.
     #[arg(long, requires_all = ["event", "with"])]
     pub amend: Option<PathBuf>,
@@ -116,6 +130,15 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     if let Some(journal) = &a.amend {
         return amend(journal, a.event.expect("clap requires --event"), a.with.as_deref().expect("clap requires --with"));
     }
+    // The page's server first: a refused or busy address stops the command before anything is written.
+    let mut page = match a.serve {
+        Some(addr) => {
+            let p = Scoreboard::serve(addr, a.serve_public)?;
+            eprintln!("boardcall: scoreboard at http://{}/", p.addr());
+            Some(p)
+        }
+        None => None,
+    };
     let source = a.source.clone().expect("clap requires SOURCE");
     let camera_path = a.camera.clone().expect("clap requires --camera");
     let (journal, contents, cfg) = match (&a.journal, &a.resume) {
@@ -161,7 +184,7 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         "short" => boardcall::calls::FoulLine::Short,
         _ => boardcall::calls::FoulLine::Long,
     };
-    let watcher = boardcall::watch::Watcher::new(&board, &cam, start, detector, foul, None, wcfg)?;
+    let watcher = boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg)?;
     if resume_from > 0 {
         eprintln!("boardcall: resuming after frame {} ({} events in the journal)", resume_from - 1, tracker.log().events.len());
     }
@@ -178,7 +201,24 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         Some(path) => Some(AnnotatedVideo::open(path, &cam, stream.fps())?),
         None => None,
     };
+    if let Some(p) = page.as_mut() {
+        p.set_game(m.tracker());
+        p.publish();
+    }
+    let mut page_frame: Option<u64> = None;
+    let pace = a.realtime.then(|| (std::time::Instant::now(), if stream.fps() > 0.0 { stream.fps() } else { 30.0 }));
     let frames = m.run(&mut stream, video.is_some(), |m, f, index, events| -> Result<()> {
+        if let Some((t0, fps)) = pace {
+            let due = t0 + std::time::Duration::from_secs_f64(index as f64 / fps);
+            std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+        }
+        if let Some(p) = page.as_mut() {
+            let changed = update_page(p, &mut page_frame, m, f, &events, &PageContext { cam: &cam, board: &board, detector: &detector, foul });
+            if changed {
+                p.set_game(m.tracker());
+                p.publish();
+            }
+        }
         for e in events {
             if let (MatchEvent::Throw { .. }, Some(out)) = (&e, &a.events) {
                 write_atomic(out, (m.tracker().log().to_json() + "\n").as_bytes())?;
@@ -202,8 +242,52 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     if let Some(path) = &a.timeline_csv {
         write_atomic(path, &timeline.to_csv(&sides).context("writing the timeline's CSV")?)?;
     }
+    if let Some(p) = page.as_mut() {
+        p.set_game(m.tracker());
+        p.finish();
+        p.publish();
+    }
     emit(&serde_json::json!({"event": "end", "frames": frames, "state": m.tracker().state()}))?;
+    if let (Some(p), true) = (&page, a.serve_linger > 0) {
+        eprintln!("boardcall: the match is over; serving its final state at http://{}/ for {} s", p.addr(), a.serve_linger);
+        std::thread::sleep(std::time::Duration::from_secs(a.serve_linger));
+    }
     Ok(())
+}
+
+/// What the scoreboard's pictures are drawn with.
+struct PageContext<'a> {
+    cam: &'a boardcall::camera::Camera,
+    board: &'a Board,
+    detector: &'a boardcall::detect::DetectorConfig,
+    foul: boardcall::calls::FoulLine,
+}
+
+/// Brings the scoreboard page up to date with one frame's events (and, at a new settled
+/// state, its annotated picture and its close calls' review pictures); returns whether
+/// anything changed. A picture that cannot be drawn is said on stderr: the match goes on.
+fn update_page(p: &mut Scoreboard, seen: &mut Option<u64>, m: &Match, f: Option<&boardcall::frame::StreamFrame>, events: &[MatchEvent], c: &PageContext) -> bool {
+    let mut changed = false;
+    let settled = m.last_settled_frame();
+    if let (Some(f), Some(report), true) = (f, m.last_report(), settled != *seen) {
+        *seen = settled;
+        match boardcall::serve::annotated_jpeg(&f.frame, c.cam, c.board, report) {
+            Ok(jpeg) => p.set_frame(f.index, f.time_s, jpeg),
+            Err(e) => eprintln!("boardcall: scoreboard: {e}"),
+        }
+        changed = true;
+    }
+    for e in events {
+        let row = p.record(e);
+        if let (MatchEvent::Throw { entry, .. }, Some(f), Some(report)) = (e, f, m.last_report()) {
+            match boardcall::serve::close_call_pictures(&f.frame, c.cam, c.board, report, c.detector.clone(), c.foul, entry) {
+                Ok(pictures) => p.add_reviews(row, pictures),
+                Err(e) => eprintln!("boardcall: scoreboard: review pictures: {e}"),
+            }
+        }
+        changed = true;
+    }
+    changed
 }
 
 /// The game's sides, in order (the score columns of the CSV).

@@ -60,6 +60,7 @@ pub fn classify(e: &(dyn Error + 'static)) -> Option<Failure> {
         review::ReviewError => review_error,
         watch::WatchError => watch_error,
         game::MatchError => match_error,
+        serve::ServeError => serve_error,
         render::video::VideoError => |_| Failure::Internal,
         rules::RulesError => rules_error,
         piece::PieceParseError => |_| Failure::Usage,
@@ -204,6 +205,15 @@ fn watch_error(e: &crate::watch::WatchError) -> Failure {
         E::FrameSize { .. } => Failure::Input,
         E::Frame(f) => frame_error(f),
         E::Score(s) => score_error(s),
+    }
+}
+
+fn serve_error(e: &crate::serve::ServeError) -> Failure {
+    use crate::serve::ServeError as E;
+    match e {
+        E::NotLoopback { .. } | E::Bind { .. } => Failure::Usage,
+        E::Start { .. } | E::Picture { .. } => Failure::Internal,
+        E::Review(r) => review_error(r),
     }
 }
 

@@ -124,18 +124,26 @@ pub struct Match {
     resume_from: u64,
     /// The last settled state's report (for drawing on the frames after it).
     last: Option<Box<crate::score::FrameReport>>,
+    /// The frame index the last settled state was reported at.
+    last_frame: Option<u64>,
 }
 
 impl Match {
     /// A match over `watcher`'s stream continuing `tracker`'s log, journaling to
     /// `journal` (none: nothing is written), skipping frames before `resume_from`.
     pub fn new(watcher: Watcher, tracker: Tracker, journal: Option<Journal>, resume_from: u64) -> Match {
-        Match { watcher, tracker, journal, resume_from, last: None }
+        Match { watcher, tracker, journal, resume_from, last: None, last_frame: None }
     }
 
     /// The last settled state's report, if any.
     pub fn last_report(&self) -> Option<&crate::score::FrameReport> {
         self.last.as_deref()
+    }
+
+    /// The frame index at which the last settled state was reported, if any: a caller
+    /// sees a new settled state when it changes.
+    pub fn last_settled_frame(&self) -> Option<u64> {
+        self.last_frame
     }
 
     pub fn tracker(&self) -> &Tracker {
@@ -192,6 +200,7 @@ impl Match {
             match &w {
                 WatchEvent::Settled { frame, time_s, report } => {
                     self.last = Some(report.clone());
+                    self.last_frame = Some(*frame);
                     for e in self.tracker.settled(*frame, *time_s, report) {
                         if let (MatchEvent::Throw { entry, .. }, Some(j)) = (&e, self.journal.as_mut()) {
                             j.append_event(entry)?;
