@@ -279,7 +279,7 @@ fn update_page(p: &mut Scoreboard, seen: &mut Option<u64>, m: &Match, f: Option<
     }
     for e in events {
         let row = p.record(e);
-        if let (MatchEvent::Throw { entry, .. }, Some(f), Some(report)) = (e, f, m.last_report()) {
+        if let (MatchEvent::Throw { entry, .. }, Some(f), Some(report), true) = (e, f, m.last_report(), p.link_pictures(row)) {
             match boardcall::serve::close_call_pictures(&f.frame, c.cam, c.board, report, c.detector.clone(), c.foul, entry) {
                 Ok(pictures) => p.add_reviews(row, pictures),
                 Err(e) => eprintln!("boardcall: scoreboard: review pictures: {e}"),

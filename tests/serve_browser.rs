@@ -109,7 +109,7 @@ fn score_row<'a>(dom: &'a str, side: &str) -> &'a str {
 
 #[test]
 fn the_scoreboard_page_follows_a_game_live_in_a_browser() {
-    let browser = chromium();
+    chromium();
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let s = script();
     let mut v = render_game(&s, threads).expect("render");
@@ -208,10 +208,31 @@ fn the_scoreboard_page_follows_a_game_live_in_a_browser() {
     let state: serde_json::Value = serde_json::from_slice(&json).expect("state.json");
     assert_eq!(state["finished"], true);
     assert_eq!(state["status"], "won");
-    assert_eq!(state["reviews"][0]["piece"], "red#2");
+    // One picture for the close call: the events after it, red#2 unmoved, link the same one.
+    let reviews = state["reviews"].as_array().expect("reviews");
+    assert_eq!((reviews.len(), &reviews[0]["piece"]), (1, &serde_json::json!("red#2")), "{reviews:?}");
+    let links: Vec<&serde_json::Value> =
+        state["events"].as_array().expect("events").iter().flat_map(|e| e["calls"].as_array().into_iter().flatten()).filter(|c| c["piece"] == "red#2").map(|c| &c["picture"]).collect();
+    assert!(links.len() >= 2 && links.iter().all(|l| *l == "/review/0.png"), "{links:?}");
     let scores: Vec<(String, i64)> =
         state["scores"].as_array().expect("scores").iter().map(|s| (s["side"].as_str().unwrap_or("").to_string(), s["points"].as_i64().unwrap_or(-1))).collect();
     assert_eq!(scores, want.scores.0);
+
+    // What a person sees: a screenshot of the finished page (kept in Cargo's test folder to look at).
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve_browser-page.png");
+    let _ = std::fs::remove_file(&shot);
+    let status = Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--virtual-time-budget=5000", "--window-size=1280,1400"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("http://{addr}/"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("chromium screenshot");
+    assert!(status.success(), "chromium --screenshot: {status}");
+    let img = image::open(&shot).expect("the screenshot is a picture");
+    assert_eq!((img.width(), img.height()), (1280, 1400));
 }
 
 /// An address off the loopback is refused unless meant (`--serve-public`), before anything is written.

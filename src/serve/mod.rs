@@ -40,6 +40,10 @@ pub const SSE_EVENT: &str = "state";
 /// flagged for review.
 pub const CLOSE_CALL_MM: f64 = crate::review::CLOSE_MARGIN_MM;
 
+/// A close call already pictured is drawn again only when its margin changed by more
+/// than this (mm): a piece knocked, not the measurement's noise (0.1-0.5 mm at rest).
+pub const REDRAW_MM: f64 = 1.0;
+
 /// Errors of the scoreboard server.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -110,6 +114,9 @@ pub struct ReviewInfo {
     pub piece: String,
     /// The event row (`n`) whose state it was drawn from.
     pub row: usize,
+    /// The call and its signed margin when the picture was drawn.
+    pub call: String,
+    pub margin_mm: f64,
     /// e.g. "clears the 2-line by 3.1 +/- 0.4 mm".
     pub gap: String,
     /// e.g. "2 points".
@@ -251,9 +258,28 @@ impl Scoreboard {
         self.snapshot.frame = Some(FrameInfo { frame, time_s, url: format!("/frame.jpg?v={frame}") });
     }
 
-    /// Adds the close calls' pictures of event row `row`, and links them from its calls.
+    /// Links event row `row`'s close calls to the pictures already drawn of the same piece
+    /// with the same call, within [`REDRAW_MM`] (a piece that stayed put keeps its picture);
+    /// returns whether a close call is left without one (its pictures are to be drawn).
+    pub fn link_pictures(&mut self, row: usize) -> bool {
+        let Some(r) = self.snapshot.events.get_mut(row) else { return false };
+        let mut missing = false;
+        for c in r.calls.iter_mut().filter(|c| c.review || c.margin_mm.abs() < CLOSE_CALL_MM) {
+            let same = self.snapshot.reviews.iter().rev().find(|v| v.piece == c.piece && v.call == c.call && (v.margin_mm - c.margin_mm).abs() <= REDRAW_MM);
+            match same {
+                Some(v) => c.picture = Some(v.url.clone()),
+                None => missing = true,
+            }
+        }
+        missing
+    }
+
+    /// Adds the close calls' pictures of event row `row` (those of calls not linked yet
+    /// by [`Scoreboard::link_pictures`]), and links them from its calls.
     pub fn add_reviews(&mut self, row: usize, pictures: Vec<ClosePicture>) {
         for p in pictures {
+            let call = self.snapshot.events.get(row).and_then(|r| r.calls.iter().find(|c| c.piece == p.piece));
+            let Some(call) = call.filter(|c| c.picture.is_none()).cloned() else { continue };
             let id = self.reviews.len();
             let url = format!("/review/{id}.png");
             if let Some(r) = self.snapshot.events.get_mut(row) {
@@ -261,7 +287,7 @@ impl Scoreboard {
                     c.picture = Some(url.clone());
                 }
             }
-            self.snapshot.reviews.push(ReviewInfo { id, piece: p.piece, row, gap: p.gap, verdict: p.verdict, url });
+            self.snapshot.reviews.push(ReviewInfo { id, piece: p.piece, row, call: call.call, margin_mm: call.margin_mm, gap: p.gap, verdict: p.verdict, url });
             self.reviews.push(Arc::new(p.png));
         }
     }
