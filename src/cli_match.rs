@@ -16,6 +16,10 @@ pub struct MatchArgs {
     /// OpenCV opens (rtsp://, http://).
     #[arg(required_unless_present = "amend")]
     pub source: Option<String>,
+    /// A match on two ends, a camera each (shuffleboard alternates ends): the second end's source, read in step
+    /// with SOURCE (frame i of each is the same moment). Rounds alternate ends, SOURCE's end playing round 1.
+    #[arg(conflicts_with_all = ["amend", "annotated_video"])]
+    pub source_b: Option<String>,
     /// A built-in board name, NAME@VARIANT, or a board file (default with --resume: the journal's).
     #[arg(long)]
     pub board: Option<String>,
@@ -40,6 +44,12 @@ pub struct MatchArgs {
     /// A pose file (from `boardcall locate -o`), checked against the first frame.
     #[arg(long)]
     pub pose: Option<PathBuf>,
+    /// With a second end (SOURCE_B): its camera file (default: --camera's).
+    #[arg(long, requires = "source_b")]
+    pub camera_b: Option<PathBuf>,
+    /// With a second end (SOURCE_B): its pose file (with --trust-pose, trusted as --pose is; default: located).
+    #[arg(long, requires = "source_b")]
+    pub pose_b: Option<PathBuf>,
     /// With --pose: never check it (a rigid mount with a clear view).
     #[arg(long, requires = "pose")]
     pub trust_pose: bool,
@@ -146,13 +156,14 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
             let game = a.game.as_deref().context("--game is required to start a match")?;
             let board = a.board.as_deref().context("--board is required to start a match")?;
             let cfg = match_config(&a, game, board)?;
+            one_board_one_source(&a, &cfg)?;
             // The log's header is checked by the rules engine before the journal is started.
             boardcall::rules::play(&cfg.game_config()?, &Board::load(&cfg.board)?, &cfg.header_log())?;
-            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(&a, Some(path)))?;
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path)))?;
             (Journal::create(path, &JournalHeader::of(&cfg))?, None, cfg)
         }
         (None, Some(path)) => {
-            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(&a, Some(path)))?;
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path)))?;
             let (j, contents) = Journal::resume(path)?;
             let mut cfg = config_of(&contents.header)?;
             if a.game.is_some() || a.board.is_some() || !a.options.is_empty() {
@@ -164,6 +175,7 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
             if contents.torn_bytes > 0 {
                 eprintln!("boardcall: {}: dropped a torn last line ({} bytes, never reported)", path.display(), contents.torn_bytes);
             }
+            one_board_one_source(&a, &cfg)?;
             (j, Some(contents), cfg)
         }
         _ => bail!("name a new journal with --journal FILE, or continue one with --resume FILE"),
@@ -173,18 +185,30 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     let resume_from = resume_frame(&log);
     let tracker = Tracker::new(&cfg, &board, log)?;
     let cam = boardcall::camera::Camera::load(&camera_path)?;
-    let start = match &a.pose {
-        Some(p) if a.trust_pose => boardcall::watch::PoseStart::Trusted(boardcall::camera::CameraPose::load(p)?),
-        Some(p) => boardcall::watch::PoseStart::Given(boardcall::camera::CameraPose::load(p)?),
-        None => boardcall::watch::PoseStart::Locate,
+    let pose_start = |pose: Option<&Path>| -> Result<boardcall::watch::PoseStart> {
+        Ok(match pose {
+            Some(p) if a.trust_pose => boardcall::watch::PoseStart::Trusted(boardcall::camera::CameraPose::load(p)?),
+            Some(p) => boardcall::watch::PoseStart::Given(boardcall::camera::CameraPose::load(p)?),
+            None => boardcall::watch::PoseStart::Locate,
+        })
     };
+    let start = pose_start(a.pose.as_deref())?;
     let wcfg = boardcall::watch::WatchConfig { every: a.every, settle_frames: a.settle, ..Default::default() };
     let foul = match cfg.game_config()?.get("foul_line") {
         "long" => boardcall::calls::FoulLine::Long,
         "short" => boardcall::calls::FoulLine::Short,
         _ => boardcall::calls::FoulLine::Long,
     };
-    let watcher = boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg)?;
+    let mut watchers = vec![boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg.clone())?];
+    let mut cams = vec![cam.clone()];
+    if a.source_b.is_some() {
+        let cam_b = match &a.camera_b {
+            Some(p) => boardcall::camera::Camera::load(p)?,
+            None => cam.clone(),
+        };
+        watchers.push(boardcall::watch::Watcher::new(&board, &cam_b, pose_start(a.pose_b.as_deref())?, detector.clone(), foul, None, wcfg)?);
+        cams.push(cam_b);
+    }
     if resume_from > 0 {
         eprintln!("boardcall: resuming after frame {} ({} events in the journal)", resume_from - 1, tracker.log().events.len());
     }
@@ -194,11 +218,14 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     }
     let sides: Vec<String> = m_sides(&tracker);
     let mut timeline = Timeline::default();
-    let mut m = Match::new(watcher, tracker, Some(journal), resume_from);
-    let mut stream = boardcall::frame::FrameSource::open(&source)?;
-    let progress = progress_bar(stream.frame_count());
+    let mut m = Match::with_ends(watchers, tracker, Some(journal), resume_from);
+    let mut streams = vec![boardcall::frame::FrameSource::open(&source)?];
+    if let Some(b) = &a.source_b {
+        streams.push(boardcall::frame::FrameSource::open(b)?);
+    }
+    let progress = progress_bar(streams[0].frame_count());
     let mut video = match &a.annotated_video {
-        Some(path) => Some(AnnotatedVideo::open(path, &cam, stream.fps())?),
+        Some(path) => Some(AnnotatedVideo::open(path, &cam, streams[0].fps())?),
         None => None,
     };
     if let Some(p) = page.as_mut() {
@@ -206,14 +233,18 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         p.publish();
     }
     let mut page_frame: Option<u64> = None;
-    let pace = a.realtime.then(|| (std::time::Instant::now(), if stream.fps() > 0.0 { stream.fps() } else { 30.0 }));
-    let frames = m.run(&mut stream, video.is_some(), |m, f, index, events| -> Result<()> {
-        if let Some((t0, fps)) = pace {
+    let fps = streams[0].fps();
+    let pace = a.realtime.then(|| (std::time::Instant::now(), if fps > 0.0 { fps } else { 30.0 }));
+    let decode_all = video.is_some();
+    let mut each = |m: &Match, end: usize, f: Option<&boardcall::frame::StreamFrame>, index: u64, events: Vec<MatchEvent>| -> Result<()> {
+        if let (Some((t0, fps)), 0) = (pace, end) {
             let due = t0 + std::time::Duration::from_secs_f64(index as f64 / fps);
             std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
         }
         if let Some(p) = page.as_mut() {
-            let changed = update_page(p, &mut page_frame, m, f, &events, &PageContext { cam: &cam, board: &board, detector: &detector, foul });
+            // Pictures of the end in play only (another end's frame shows a board not in play).
+            let f = f.filter(|_| end == m.active_end() || !events.is_empty());
+            let changed = update_page(p, &mut page_frame, m, f, &events, &PageContext { cam: &cams[end], board: &board, detector: &detector, foul });
             if changed {
                 p.set_game(m.tracker());
                 p.publish();
@@ -231,7 +262,11 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         }
         progress.set_position(index + 1);
         Ok(())
-    })?;
+    };
+    let frames = match streams.as_mut_slice() {
+        [stream] => m.run(stream, decode_all, |m, f, index, events| each(m, 0, f, index, events))?,
+        ends => m.run_ends(ends, &mut each)?,
+    };
     progress.finish_and_clear();
     if let Some(v) = video {
         v.finish()?;
@@ -288,6 +323,14 @@ fn update_page(p: &mut Scoreboard, seen: &mut Option<u64>, m: &Match, f: Option<
         changed = true;
     }
     changed
+}
+
+/// Sjoelen is played on one board: a second source is refused.
+fn one_board_one_source(a: &MatchArgs, cfg: &MatchConfig) -> Result<()> {
+    if a.source_b.is_some() && cfg.rules == boardcall::rules::Rules::Sjoelen {
+        return Err(boardcall::game::MatchError::Ends { problem: "sjoelen is played on one board: give one source, not two".into() }.into());
+    }
+    Ok(())
 }
 
 /// The game's sides, in order (the score columns of the CSV).
@@ -369,9 +412,12 @@ impl AnnotatedVideo {
     }
 }
 
-fn inputs<'a>(source: &'a str, camera: &'a Path, pose: Option<&'a Path>) -> Vec<Role<'a>> {
+fn inputs<'a>(a: &'a MatchArgs, source: &'a str, camera: &'a Path) -> Vec<Role<'a>> {
     let mut v = vec![Role::new(Path::new(source), "source"), Role::new(camera, "camera file")];
-    v.extend(pose.map(|p| Role::new(p, "pose file")));
+    v.extend(a.pose.as_deref().map(|p| Role::new(p, "pose file")));
+    v.extend(a.source_b.as_deref().map(|p| Role::new(Path::new(p), "second source")));
+    v.extend(a.camera_b.as_deref().map(|p| Role::new(p, "--camera-b")));
+    v.extend(a.pose_b.as_deref().map(|p| Role::new(p, "--pose-b")));
     v
 }
 

@@ -156,6 +156,11 @@ impl Tracker {
         Some(if first_throws { team } else { team.other() }.name().to_string())
     }
 
+    /// The round is complete and its board not yet seen cleared.
+    pub fn waiting_clear(&self) -> bool {
+        self.waiting_clear
+    }
+
     /// Throws (sjoelen: sub-turns) in so far this round.
     pub fn thrown_this_round(&self) -> usize {
         self.thrown
