@@ -132,6 +132,40 @@ impl Tracker {
         &self.state
     }
 
+    /// Who throws next, as the rules order the round (Knock Off and Tap & Draw alternate
+    /// from the round's first team; HoleyBoard and YOCU: the first team's washers, then the
+    /// other's; sjoelen: the player whose turn it is). `None` when the game is over, the
+    /// round is complete (the board is to be cleared), a review holds the scoring, or the
+    /// game names no first team.
+    pub fn up_next(&self) -> Option<String> {
+        if self.over() || self.waiting_clear || self.state.status == Status::NeedsReview {
+            return None;
+        }
+        let first = self.state.next_first.clone()?;
+        if self.sjoelen() {
+            return Some(first);
+        }
+        let team: Team = first.parse().ok()?;
+        let n = self.thrown;
+        let first_throws = match self.config.rules {
+            Rules::KnockOff | Rules::TapAndDraw => n % 2 == 0,
+            Rules::HoleyBoard => n < 3,
+            Rules::Yocu4 | Rules::Yocu9 => n < 4,
+            _ => return None,
+        };
+        Some(if first_throws { team } else { team.other() }.name().to_string())
+    }
+
+    /// The round is complete and its board not yet seen cleared.
+    pub fn waiting_clear(&self) -> bool {
+        self.waiting_clear
+    }
+
+    /// Throws (sjoelen: sub-turns) in so far this round.
+    pub fn thrown_this_round(&self) -> usize {
+        self.thrown
+    }
+
     /// Whether the game is over (won, or a sjoelen match complete).
     pub fn over(&self) -> bool {
         matches!(self.state.status, Status::Won | Status::Tied)
