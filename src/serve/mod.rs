@@ -431,3 +431,66 @@ async fn events(State(rx): State<Rx>) -> Sse<impl futures_util::Stream<Item = Re
     });
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::CallMargin;
+    use std::io::{Read, Write};
+
+    fn throw(index: usize, margin_mm: f64) -> MatchEvent {
+        let entry: crate::rules::Event = serde_json::from_str(r#"{"thrower":"red","frame":10,"time_s":1.0,"pieces":[{"piece":"red#1","call":"zone2"}]}"#).expect("event");
+        let calls = vec![CallMargin { piece: "red#1".parse().expect("id"), call: "zone2".into(), margin_mm, review: false }];
+        MatchEvent::Throw { index, entry: Box::new(entry), calls }
+    }
+
+    fn picture() -> ClosePicture {
+        ClosePicture { piece: "red#1".into(), gap: "clears the 2-line by 2.0 mm".into(), verdict: "2 points".into(), png: b"\x89PNG-not-really".to_vec() }
+    }
+
+    fn get(addr: SocketAddr, path: &str) -> String {
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").expect("request");
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).expect("response");
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn a_public_address_is_refused_unless_meant() {
+        let addr: SocketAddr = "0.0.0.0:0".parse().expect("addr");
+        assert!(matches!(Scoreboard::serve(addr, false), Err(ServeError::NotLoopback { .. })));
+    }
+
+    /// A close call gets one picture while it stands; a change past `REDRAW_MM` gets another;
+    /// the server serves the latest snapshot and the pictures it names.
+    #[test]
+    fn close_calls_are_pictured_once_and_served() {
+        let mut sb = Scoreboard::serve("127.0.0.1:0".parse().expect("addr"), false).expect("serve");
+        let row = sb.record(&throw(0, 2.0));
+        assert!(sb.link_pictures(row), "a new close call needs its picture");
+        sb.add_reviews(row, vec![picture()]);
+        let row = sb.record(&throw(1, 2.3));
+        assert!(!sb.link_pictures(row), "the same call, 0.3 mm off: the same picture");
+        let row = sb.record(&throw(2, 4.0));
+        assert!(sb.link_pictures(row), "moved by 2 mm: a new picture");
+        sb.add_reviews(row, vec![picture()]);
+        let row = sb.record(&throw(3, 40.0));
+        assert!(!sb.link_pictures(row), "not close: no picture");
+        let links: Vec<Option<String>> = sb.snapshot().events.iter().map(|e| e.calls[0].picture.clone()).collect();
+        assert_eq!(links, [Some("/review/0.png".into()), Some("/review/0.png".into()), Some("/review/1.png".into()), None]);
+        assert_eq!(sb.snapshot().events[0].text, "event 0: red threw");
+        sb.finish();
+        sb.publish();
+        let state = get(sb.addr(), "/state.json");
+        let body = state.split("\r\n\r\n").nth(1).expect("body");
+        let v: serde_json::Value = serde_json::from_str(body).expect("json");
+        assert_eq!((v["seq"].as_u64(), v["finished"].as_bool(), v["reviews"].as_array().map(Vec::len)), (Some(1), Some(true), Some(2)));
+        assert!(get(sb.addr(), "/review/1.png").contains("PNG-not-really"));
+        assert!(get(sb.addr(), "/review/2.png").starts_with("HTTP/1.0 404"));
+        assert!(get(sb.addr(), "/review/x.png").starts_with("HTTP/1.0 404"));
+        // The event stream: the latest snapshot, then the end (the match is over).
+        let events = get(sb.addr(), "/events");
+        assert!(events.contains("event: state\ndata: {\"seq\":1,"), "{events}");
+    }
+}
