@@ -1,8 +1,9 @@
 //! A match on two ends, a camera each (`boardcall match END_A END_B`): a rendered Knock
 //! Off game of three rounds is split over two videos in step, rounds 1 and 3 at the first
 //! end and round 2 at the second, each video showing its board empty while play is at the
-//! other end. Neither video alone holds the game; read together, the journal's log is the
-//! truth's, round after round, and the game is won as the truth says.
+//! other end (but for a weight set down on the second end's board and taken away during
+//! round 1: not the game's). Neither video alone holds the game; read together, the
+//! journal's log is the truth's, round after round, and the game is won as the truth says.
 
 mod common;
 mod games;
@@ -14,6 +15,10 @@ use std::process::Command;
 
 /// Steps per round in `games::knock_off` (eight throws and the clearing).
 const ROUND_STEPS: usize = 9;
+
+/// A frame of a round's video with its first weight at rest: after the empty board's and
+/// the slide's frames, in the middle of its still ones (`render::video`).
+const STRAY_FRAME: usize = boardcall::render::video::STILL_FRAMES + boardcall::render::video::SLIDE_FRAMES + 3;
 
 fn round(s: &GameScript, r: usize) -> GameScript {
     GameScript { steps: s.steps[r * ROUND_STEPS..(r + 1) * ROUND_STEPS].to_vec(), ..s.clone() }
@@ -51,7 +56,12 @@ fn a_knock_off_game_is_followed_across_both_ends() {
     let empty = rounds[0].frames[0].clone();
     let blank = |v: &GameVideo| vec![empty.clone(); v.frames.len()];
     let end_a = video(&rounds[0], vec![rounds[0].frames.clone(), blank(&rounds[1]), rounds[2].frames.clone()]);
-    let end_b = video(&rounds[0], vec![blank(&rounds[0]), rounds[1].frames.clone(), blank(&rounds[2])]);
+    // While round 1 is played at the first end, a weight is set down on the second end's
+    // board and taken away again: settled states of an end not in play, never the game's.
+    let stray = rounds[2].frames[STRAY_FRAME].clone();
+    let third = rounds[0].frames.len() / 3;
+    let round1_at_b = [vec![empty.clone(); third], vec![stray; third], vec![empty.clone(); rounds[0].frames.len() - 2 * third]].concat();
+    let end_b = video(&rounds[0], vec![round1_at_b, rounds[1].frames.clone(), blank(&rounds[2])]);
     let truth = EventLog { events: rounds.iter().flat_map(|v| v.truth.events.clone()).collect(), ..script.header.clone() };
     let board = boardcall::board::Board::load("shuffleboard-22ft").expect("board");
     let want = play(&GameConfig::new(Rules::KnockOff), &board, &truth).expect("the script is a game");
