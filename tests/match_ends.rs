@@ -3,7 +3,8 @@
 //! end and round 2 at the second, each video showing its board empty while play is at the
 //! other end (but for a weight set down on the second end's board and taken away during
 //! round 1: not the game's). Neither video alone holds the game; read together, the
-//! journal's log is the truth's, round after round, and the game is won as the truth says.
+//! journal's log is the truth's, round after round, and the game is won as the truth says;
+//! resumed at either end, the journal is the uninterrupted run's.
 
 mod common;
 mod games;
@@ -73,17 +74,12 @@ fn a_knock_off_game_is_followed_across_both_ends() {
     end_b.write_avi(&b).expect("video b");
     end_a.camera.save(&camera, &[]).expect("camera file");
     end_a.pose.save(&pose, &[]).expect("pose file");
-    let out = Command::new(env!("CARGO_BIN_EXE_boardcall"))
-        .arg("match")
-        .arg(&a)
-        .arg(&b)
-        .arg("--camera")
-        .arg(&camera)
-        .arg("--pose")
-        .arg(&pose)
-        .arg("--pose-b")
-        .arg(&pose)
-        .arg("--trust-pose")
+    let both_ends = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_boardcall"));
+        c.arg("match").arg(&a).arg(&b).arg("--camera").arg(&camera).arg("--pose").arg(&pose).arg("--pose-b").arg(&pose).arg("--trust-pose");
+        c
+    };
+    let out = both_ends()
         .args(["--board", "shuffleboard-22ft", "--game", "knock-off", "--first", "red", "--start-score", "red=9", "--start-score", "blue=11", "--journal"])
         .arg(&journal)
         .output()
@@ -95,6 +91,19 @@ fn a_knock_off_game_is_followed_across_both_ends() {
     let g = play(&GameConfig::new(Rules::KnockOff), &board, &got).expect("scores");
     assert_eq!((g.status, &g.winner, &g.scores, g.rounds.len()), (want.status, &want.winner, &want.scores, 3));
     assert_eq!(stdout.matches("\"event\":\"cleared\"").count(), 2, "play moved end after rounds 1 and 2");
+
+    // Resumed from the journal cut after round 1's last throw (its board not yet cleared: play
+    // still at the first end) and after round 2's second throw (at the second end), the
+    // finished journal is the uninterrupted one's.
+    let whole = std::fs::read(&journal).expect("journal");
+    let lines: Vec<&[u8]> = whole.split_inclusive(|c| *c == b'\n').collect();
+    for events in [8, 10] {
+        let cut = dir.join(format!("cut-{events}.jsonl"));
+        std::fs::write(&cut, lines[..1 + events].concat()).expect("cut journal");
+        let out = both_ends().arg("--resume").arg(&cut).output().expect("resume");
+        assert!(out.status.success(), "resumed after {events} events: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(std::fs::read(&cut).expect("resumed journal") == whole, "resumed after {events} events: the journal differs");
+    }
 }
 
 /// Sjoelen is played on one board: two sources are refused before anything is written.
