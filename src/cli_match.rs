@@ -229,6 +229,7 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         None => None,
     };
     if let Some(p) = page.as_mut() {
+        p.record_logged(m.tracker().log());
         p.set_game(m.tracker());
         p.publish();
     }

@@ -1,8 +1,10 @@
 //! A match on two ends, a camera each (`boardcall match END_A END_B`): a rendered Knock
 //! Off game of three rounds is split over two videos in step, rounds 1 and 3 at the first
 //! end and round 2 at the second, each video showing its board empty while play is at the
-//! other end. Neither video alone holds the game; read together, the journal's log is the
-//! truth's, round after round, and the game is won as the truth says.
+//! other end (but for a weight set down on the second end's board and taken away during
+//! round 1: not the game's). Neither video alone holds the game; read together, the
+//! journal's log is the truth's, round after round, and the game is won as the truth says;
+//! resumed at either end, the journal is the uninterrupted run's.
 
 mod common;
 mod games;
@@ -14,6 +16,10 @@ use std::process::Command;
 
 /// Steps per round in `games::knock_off` (eight throws and the clearing).
 const ROUND_STEPS: usize = 9;
+
+/// A frame of a round's video with its first weight at rest: after the empty board's and
+/// the slide's frames, in the middle of its still ones (`render::video`).
+const STRAY_FRAME: usize = boardcall::render::video::STILL_FRAMES + boardcall::render::video::SLIDE_FRAMES + 3;
 
 fn round(s: &GameScript, r: usize) -> GameScript {
     GameScript { steps: s.steps[r * ROUND_STEPS..(r + 1) * ROUND_STEPS].to_vec(), ..s.clone() }
@@ -51,7 +57,12 @@ fn a_knock_off_game_is_followed_across_both_ends() {
     let empty = rounds[0].frames[0].clone();
     let blank = |v: &GameVideo| vec![empty.clone(); v.frames.len()];
     let end_a = video(&rounds[0], vec![rounds[0].frames.clone(), blank(&rounds[1]), rounds[2].frames.clone()]);
-    let end_b = video(&rounds[0], vec![blank(&rounds[0]), rounds[1].frames.clone(), blank(&rounds[2])]);
+    // While round 1 is played at the first end, a weight is set down on the second end's
+    // board and taken away again: settled states of an end not in play, never the game's.
+    let stray = rounds[2].frames[STRAY_FRAME].clone();
+    let third = rounds[0].frames.len() / 3;
+    let round1_at_b = [vec![empty.clone(); third], vec![stray; third], vec![empty.clone(); rounds[0].frames.len() - 2 * third]].concat();
+    let end_b = video(&rounds[0], vec![round1_at_b, rounds[1].frames.clone(), blank(&rounds[2])]);
     let truth = EventLog { events: rounds.iter().flat_map(|v| v.truth.events.clone()).collect(), ..script.header.clone() };
     let board = boardcall::board::Board::load("shuffleboard-22ft").expect("board");
     let want = play(&GameConfig::new(Rules::KnockOff), &board, &truth).expect("the script is a game");
@@ -63,17 +74,12 @@ fn a_knock_off_game_is_followed_across_both_ends() {
     end_b.write_avi(&b).expect("video b");
     end_a.camera.save(&camera, &[]).expect("camera file");
     end_a.pose.save(&pose, &[]).expect("pose file");
-    let out = Command::new(env!("CARGO_BIN_EXE_boardcall"))
-        .arg("match")
-        .arg(&a)
-        .arg(&b)
-        .arg("--camera")
-        .arg(&camera)
-        .arg("--pose")
-        .arg(&pose)
-        .arg("--pose-b")
-        .arg(&pose)
-        .arg("--trust-pose")
+    let both_ends = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_boardcall"));
+        c.arg("match").arg(&a).arg(&b).arg("--camera").arg(&camera).arg("--pose").arg(&pose).arg("--pose-b").arg(&pose).arg("--trust-pose");
+        c
+    };
+    let out = both_ends()
         .args(["--board", "shuffleboard-22ft", "--game", "knock-off", "--first", "red", "--start-score", "red=9", "--start-score", "blue=11", "--journal"])
         .arg(&journal)
         .output()
@@ -85,6 +91,19 @@ fn a_knock_off_game_is_followed_across_both_ends() {
     let g = play(&GameConfig::new(Rules::KnockOff), &board, &got).expect("scores");
     assert_eq!((g.status, &g.winner, &g.scores, g.rounds.len()), (want.status, &want.winner, &want.scores, 3));
     assert_eq!(stdout.matches("\"event\":\"cleared\"").count(), 2, "play moved end after rounds 1 and 2");
+
+    // Resumed from the journal cut after round 1's last throw (its board not yet cleared: play
+    // still at the first end) and after round 2's second throw (at the second end), the
+    // finished journal is the uninterrupted one's.
+    let whole = std::fs::read(&journal).expect("journal");
+    let lines: Vec<&[u8]> = whole.split_inclusive(|c| *c == b'\n').collect();
+    for events in [8, 10] {
+        let cut = dir.join(format!("cut-{events}.jsonl"));
+        std::fs::write(&cut, lines[..1 + events].concat()).expect("cut journal");
+        let out = both_ends().arg("--resume").arg(&cut).output().expect("resume");
+        assert!(out.status.success(), "resumed after {events} events: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(std::fs::read(&cut).expect("resumed journal") == whole, "resumed after {events} events: the journal differs");
+    }
 }
 
 /// Sjoelen is played on one board: two sources are refused before anything is written.

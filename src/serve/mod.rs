@@ -81,7 +81,8 @@ pub struct FrameInfo {
 pub struct CallRow {
     pub piece: String,
     pub call: String,
-    pub margin_mm: f64,
+    /// `None` for an event read back from the journal (a resumed match): the log keeps no margins.
+    pub margin_mm: Option<f64>,
     /// The call is flagged for review (within 3 sigma of its boundary, or in doubt).
     pub review: bool,
     /// The close call's review picture (`/review/N.png`), when it has one.
@@ -252,6 +253,34 @@ impl Scoreboard {
         n
     }
 
+    /// Adds the events of a log read back from a journal (a resumed match), as rows of the
+    /// event list: the pieces' calls, without margins (the log keeps none).
+    pub fn record_logged(&mut self, log: &crate::rules::EventLog) {
+        for (index, e) in log.events.iter().enumerate() {
+            let n = self.snapshot.events.len();
+            let calls = e
+                .pieces
+                .iter()
+                .map(|p| CallRow {
+                    piece: p.piece.to_string(),
+                    call: serde_json::to_value(p.call).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                    margin_mm: None,
+                    review: false,
+                    picture: None,
+                })
+                .collect();
+            self.snapshot.events.push(EventRow {
+                n,
+                kind: "throw".into(),
+                frame: e.frame,
+                time_s: e.time_s,
+                text: format!("event {index}: {} threw (from the journal)", e.thrower),
+                review: e.review.clone(),
+                calls,
+            });
+        }
+    }
+
     /// The last settled state's annotated picture (JPEG bytes).
     pub fn set_frame(&mut self, frame: u64, time_s: f64, jpeg: Vec<u8>) {
         self.frame_jpeg = Some(Arc::new(jpeg));
@@ -264,8 +293,9 @@ impl Scoreboard {
     pub fn link_pictures(&mut self, row: usize) -> bool {
         let Some(r) = self.snapshot.events.get_mut(row) else { return false };
         let mut missing = false;
-        for c in r.calls.iter_mut().filter(|c| c.review || c.margin_mm.abs() < CLOSE_CALL_MM) {
-            let same = self.snapshot.reviews.iter().rev().find(|v| v.piece == c.piece && v.call == c.call && (v.margin_mm - c.margin_mm).abs() <= REDRAW_MM);
+        for c in r.calls.iter_mut() {
+            let Some(margin) = c.margin_mm.filter(|m| c.review || m.abs() < CLOSE_CALL_MM) else { continue };
+            let same = self.snapshot.reviews.iter().rev().find(|v| v.piece == c.piece && v.call == c.call && (v.margin_mm - margin).abs() <= REDRAW_MM);
             match same {
                 Some(v) => c.picture = Some(v.url.clone()),
                 None => missing = true,
@@ -279,7 +309,7 @@ impl Scoreboard {
     pub fn add_reviews(&mut self, row: usize, pictures: Vec<ClosePicture>) {
         for p in pictures {
             let call = self.snapshot.events.get(row).and_then(|r| r.calls.iter().find(|c| c.piece == p.piece));
-            let Some(call) = call.filter(|c| c.picture.is_none()).cloned() else { continue };
+            let Some((call, margin_mm)) = call.filter(|c| c.picture.is_none()).and_then(|c| Some((c.call.clone(), c.margin_mm?))) else { continue };
             let id = self.reviews.len();
             let url = format!("/review/{id}.png");
             if let Some(r) = self.snapshot.events.get_mut(row) {
@@ -287,7 +317,7 @@ impl Scoreboard {
                     c.picture = Some(url.clone());
                 }
             }
-            self.snapshot.reviews.push(ReviewInfo { id, piece: p.piece, row, call: call.call, margin_mm: call.margin_mm, gap: p.gap, verdict: p.verdict, url });
+            self.snapshot.reviews.push(ReviewInfo { id, piece: p.piece, row, call, margin_mm, gap: p.gap, verdict: p.verdict, url });
             self.reviews.push(Arc::new(p.png));
         }
     }
@@ -347,7 +377,7 @@ fn row_of(n: usize, e: &MatchEvent) -> EventRow {
                 review: entry.review.clone(),
                 calls: calls
                     .iter()
-                    .map(|c| CallRow { piece: c.piece.to_string(), call: c.call.clone(), margin_mm: c.margin_mm, review: c.review, picture: None })
+                    .map(|c| CallRow { piece: c.piece.to_string(), call: c.call.clone(), margin_mm: Some(c.margin_mm), review: c.review, picture: None })
                     .collect(),
                 ..row("throw", entry.frame, entry.time_s, text)
             }
@@ -430,4 +460,74 @@ async fn events(State(rx): State<Rx>) -> Sse<impl futures_util::Stream<Item = Re
         Some((Ok(event), (rx, p.finished)))
     });
     Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::CallMargin;
+    use std::io::{Read, Write};
+
+    fn throw(index: usize, margin_mm: f64) -> MatchEvent {
+        let entry: crate::rules::Event = serde_json::from_str(r#"{"thrower":"red","frame":10,"time_s":1.0,"pieces":[{"piece":"red#1","call":"zone2"}]}"#).expect("event");
+        let calls = vec![CallMargin { piece: "red#1".parse().expect("id"), call: "zone2".into(), margin_mm, review: false }];
+        MatchEvent::Throw { index, entry: Box::new(entry), calls }
+    }
+
+    fn picture() -> ClosePicture {
+        ClosePicture { piece: "red#1".into(), gap: "clears the 2-line by 2.0 mm".into(), verdict: "2 points".into(), png: b"\x89PNG-not-really".to_vec() }
+    }
+
+    fn get(addr: SocketAddr, path: &str) -> String {
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").expect("request");
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).expect("response");
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn a_public_address_is_refused_unless_meant() {
+        let addr: SocketAddr = "0.0.0.0:0".parse().expect("addr");
+        assert!(matches!(Scoreboard::serve(addr, false), Err(ServeError::NotLoopback { .. })));
+    }
+
+    /// A close call gets one picture while it stands; a change past `REDRAW_MM` gets another;
+    /// the server serves the latest snapshot and the pictures it names.
+    #[test]
+    fn close_calls_are_pictured_once_and_served() {
+        let mut sb = Scoreboard::serve("127.0.0.1:0".parse().expect("addr"), false).expect("serve");
+        let row = sb.record(&throw(0, 2.0));
+        assert!(sb.link_pictures(row), "a new close call needs its picture");
+        sb.add_reviews(row, vec![picture()]);
+        let row = sb.record(&throw(1, 2.3));
+        assert!(!sb.link_pictures(row), "the same call, 0.3 mm off: the same picture");
+        let row = sb.record(&throw(2, 4.0));
+        assert!(sb.link_pictures(row), "moved by 2 mm: a new picture");
+        sb.add_reviews(row, vec![picture()]);
+        let row = sb.record(&throw(3, 40.0));
+        assert!(!sb.link_pictures(row), "not close: no picture");
+        let links: Vec<Option<String>> = sb.snapshot().events.iter().map(|e| e.calls[0].picture.clone()).collect();
+        assert_eq!(links, [Some("/review/0.png".into()), Some("/review/0.png".into()), Some("/review/1.png".into()), None]);
+        assert_eq!(sb.snapshot().events[0].text, "event 0: red threw");
+        // A resumed match's events, read back from the journal: calls without margins, never pictured.
+        let log: crate::rules::EventLog = serde_json::from_str(r#"{"format":1,"rules":"knock-off","events":[{"thrower":"blue","frame":5,"pieces":[{"piece":"blue#1","call":"zone3"}]}]}"#).expect("log");
+        sb.record_logged(&log);
+        let row = sb.snapshot().events.len() - 1;
+        assert!(!sb.link_pictures(row));
+        let r = &sb.snapshot().events[row];
+        assert_eq!((r.text.as_str(), r.calls[0].call.as_str(), r.calls[0].margin_mm), ("event 0: blue threw (from the journal)", "zone3", None));
+        sb.finish();
+        sb.publish();
+        let state = get(sb.addr(), "/state.json");
+        let body = state.split("\r\n\r\n").nth(1).expect("body");
+        let v: serde_json::Value = serde_json::from_str(body).expect("json");
+        assert_eq!((v["seq"].as_u64(), v["finished"].as_bool(), v["reviews"].as_array().map(Vec::len)), (Some(1), Some(true), Some(2)));
+        assert!(get(sb.addr(), "/review/1.png").contains("PNG-not-really"));
+        assert!(get(sb.addr(), "/review/2.png").starts_with("HTTP/1.0 404"));
+        assert!(get(sb.addr(), "/review/x.png").starts_with("HTTP/1.0 404"));
+        // The event stream: the latest snapshot, then the end (the match is over).
+        let events = get(sb.addr(), "/events");
+        assert!(events.contains("event: state\ndata: {\"seq\":1,"), "{events}");
+    }
 }

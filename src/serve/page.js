@@ -60,7 +60,8 @@
       if (row.calls.length) {
         const calls = el("ul", undefined, "calls");
         for (const c of row.calls) {
-          const item = el("li", c.piece + " " + words(c.call) + " (" + margin(c.margin_mm) + ")", c.review ? "flagged" : "");
+          const m = c.margin_mm === null ? "" : " (" + margin(c.margin_mm) + ")";
+          const item = el("li", c.piece + " " + words(c.call) + m, c.review ? "flagged" : "");
           if (c.picture) {
             const a = el("a", "review " + c.piece, "review-link");
             a.href = c.picture;
