@@ -264,10 +264,7 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         progress.set_position(index + 1);
         Ok(())
     };
-    let frames = match streams.as_mut_slice() {
-        [stream] => m.run(stream, decode_all, |m, f, index, events| each(m, 0, f, index, events))?,
-        ends => m.run_ends(ends, &mut each)?,
-    };
+    let frames = m.run_ends(&mut streams, decode_all, &mut each)?;
     progress.finish_and_clear();
     if let Some(v) = video {
         v.finish()?;

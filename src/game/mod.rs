@@ -192,36 +192,17 @@ impl Match {
         decode_all: bool,
         mut each: impl FnMut(&Match, Option<&StreamFrame>, u64, Vec<MatchEvent>) -> Result<(), E>,
     ) -> Result<u64, E> {
-        let mut frames = 0u64;
-        loop {
-            let index = stream.next_index();
-            if !decode_all && !self.wants(index) {
-                match stream.skip_frame().map_err(|e| MatchError::from(WatchError::from(e)))? {
-                    Some(i) => {
-                        frames = i + 1;
-                        each(self, None, i, Vec::new())?;
-                        continue;
-                    }
-                    None => break,
-                }
-            }
-            let Some(f) = stream.next_frame().map_err(|e| MatchError::from(WatchError::from(e)))? else { break };
-            let events = self.push(&f)?;
-            frames = f.index + 1;
-            each(self, Some(&f), f.index, events)?;
-            if self.tracker.over() && !decode_all {
-                break;
-            }
-        }
-        Ok(frames)
+        self.run_ends(std::slice::from_mut(stream), decode_all, |m, _, f, index, events| each(m, f, index, events))
     }
 
     /// Reads one stream per end in step (frame `i` of each, end by end; every frame it
     /// wants decoded, the others skipped), calling `each` with the end, the frame and what
-    /// it meant; stops at the game's end or when every stream has ended.
+    /// it meant; stops at the game's end or when every stream has ended. `decode_all`:
+    /// every frame is decoded and handed to `each`, to the streams' end.
     pub fn run_ends<E: From<MatchError>>(
         &mut self,
         streams: &mut [crate::frame::FrameSource],
+        decode_all: bool,
         mut each: impl FnMut(&Match, usize, Option<&StreamFrame>, u64, Vec<MatchEvent>) -> Result<(), E>,
     ) -> Result<u64, E> {
         let mut frames = 0u64;
@@ -232,7 +213,7 @@ impl Match {
                     continue;
                 }
                 let index = stream.next_index();
-                if !self.wants(index) {
+                if !decode_all && !self.wants(index) {
                     match stream.skip_frame().map_err(|e| MatchError::from(WatchError::from(e)))? {
                         Some(i) => {
                             frames = frames.max(i + 1);
@@ -249,7 +230,7 @@ impl Match {
                 let events = self.push_end(end, &f)?;
                 frames = frames.max(f.index + 1);
                 each(self, end, Some(&f), f.index, events)?;
-                if self.tracker.over() {
+                if self.tracker.over() && !decode_all {
                     return Ok(frames);
                 }
             }
