@@ -26,7 +26,7 @@ pub struct MatchArgs {
     /// The camera file (OpenCV FileStorage YAML); the stream's frames must have its size.
     #[arg(long, required_unless_present = "amend")]
     pub camera: Option<PathBuf>,
-    /// The game: knock-off, tap-and-draw, holeyboard, yocu-4, yocu-9, sjoelen (default with --resume: the journal's).
+    /// The game: knock-off, tap-and-draw, horse-collar, baseball, crazy-eight, holeyboard, yocu-4, yocu-9, sjoelen (default with --resume: the journal's).
     #[arg(long)]
     pub game: Option<String>,
     /// Game options, as for `boardcall game` (repeatable).
@@ -35,7 +35,7 @@ pub struct MatchArgs {
     /// Colour games: the team throwing first in round 1.
     #[arg(long, default_value = "red")]
     pub first: String,
-    /// Sjoelen: the players in order, comma-separated.
+    /// Horse Collar, Baseball, Crazy Eight and sjoelen: the players in order, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub players: Vec<String>,
     /// Totals before the first throw, to take over a game in progress (repeatable).

@@ -96,8 +96,6 @@ pub struct CallMargin {
 /// Errors that stop a match.
 #[derive(Debug, thiserror::Error)]
 pub enum MatchError {
-    #[error("`match` does not follow {rules} yet (it follows knock-off, tap-and-draw, holeyboard, yocu-4, yocu-9, sjoelen)")]
-    Unsupported { rules: &'static str },
     #[error(transparent)]
     Rules(#[from] RulesError),
     #[error(transparent)]
