@@ -53,9 +53,9 @@ pub struct MatchArgs {
     /// With --pose: never check it (a rigid mount with a clear view).
     #[arg(long, requires = "pose")]
     pub trust_pose: bool,
-    /// Score every n-th frame.
-    #[arg(long, default_value_t = 1)]
-    pub every: u64,
+    /// Score every n-th frame, or `auto`: about 6 scored frames a second of the stream's frame rate (every 5th at 30 fps).
+    #[arg(long, default_value = "auto")]
+    pub every: boardcall::watch::Every,
     /// Scored frames in a row that must agree before a state counts as settled.
     #[arg(long, default_value_t = boardcall::watch::SETTLE_FRAMES)]
     pub settle: usize,
@@ -193,20 +193,24 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         })
     };
     let start = pose_start(a.pose.as_deref())?;
-    let wcfg = boardcall::watch::WatchConfig { every: a.every, settle_frames: a.settle, ..Default::default() };
+    let mut streams = vec![boardcall::frame::FrameSource::open(&source)?];
+    if let Some(b) = &a.source_b {
+        streams.push(boardcall::frame::FrameSource::open(b)?);
+    }
+    let wcfg = |end: usize| boardcall::watch::WatchConfig { every: a.every.frames(streams[end].fps()), settle_frames: a.settle, ..Default::default() };
     let foul = match cfg.game_config()?.get("foul_line") {
         "long" => boardcall::calls::FoulLine::Long,
         "short" => boardcall::calls::FoulLine::Short,
         _ => boardcall::calls::FoulLine::Long,
     };
-    let mut watchers = vec![boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg.clone())?];
+    let mut watchers = vec![boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg(0))?];
     let mut cams = vec![cam.clone()];
     if a.source_b.is_some() {
         let cam_b = match &a.camera_b {
             Some(p) => boardcall::camera::Camera::load(p)?,
             None => cam.clone(),
         };
-        watchers.push(boardcall::watch::Watcher::new(&board, &cam_b, pose_start(a.pose_b.as_deref())?, detector.clone(), foul, None, wcfg)?);
+        watchers.push(boardcall::watch::Watcher::new(&board, &cam_b, pose_start(a.pose_b.as_deref())?, detector.clone(), foul, None, wcfg(1))?);
         cams.push(cam_b);
     }
     if resume_from > 0 {
@@ -219,10 +223,6 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     let sides: Vec<String> = m_sides(&tracker);
     let mut timeline = Timeline::default();
     let mut m = Match::with_ends(watchers, tracker, Some(journal), resume_from);
-    let mut streams = vec![boardcall::frame::FrameSource::open(&source)?];
-    if let Some(b) = &a.source_b {
-        streams.push(boardcall::frame::FrameSource::open(b)?);
-    }
     let progress = progress_bar(streams[0].frame_count());
     let mut video = match &a.annotated_video {
         Some(path) => Some(AnnotatedVideo::open(path, &cam, streams[0].fps())?),
