@@ -233,7 +233,10 @@ impl Tracker {
             self.known.insert(*id, known_of(p, *id));
         }
         self.thrown += m.new.len();
-        let event = self.event(&thrower, frame, time_s, review);
+        let mut event = self.event(&thrower, frame, time_s, review);
+        // The pieces this event threw, by name (the page's and timeline's event rows).
+        event.throws = m.new.iter().map(|(id, _)| *id).collect();
+        event.throws.sort();
         let calls = m.calls();
         self.push(event, calls, frame, time_s)
     }
