@@ -201,8 +201,9 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
          boardcall match --amend game.jsonl --event 7 --with fixed.json\n\
 Events (one JSON object a line): throw (the event-log entry), round_over, cleared, game_over, ignored, watch, end.")]
     Match(cli_match::MatchArgs),
-    /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file):
-    /// percent correct round score (PCS), footprint error, per-call confusion, confident-wrong calls, time per frame.
+    /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file),
+    /// or as the external renders are (`truth.json` holding `camera_pose`): percent correct round score (PCS),
+    /// footprint error, per-call confusion, confident-wrong calls, time per frame.
     Eval {
         /// The folder of fixtures (searched recursively).
         dir: std::path::PathBuf,

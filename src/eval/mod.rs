@@ -204,6 +204,20 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         };
         out.pieces.push(outcome);
     }
+    // A piece not wholly in view (cut by the frame's edge; in outside data, less than
+    // half visible) need not be found, but a detection of it is no extra piece.
+    for t in fx.truth.pieces.iter().filter(|p| !p.in_frame) {
+        let best = reports
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| !used[*i] && r.team == t.team && r.kind == t.kind)
+            .map(|(i, r)| (i, BoardPoint::new(r.x_mm, r.y_mm).distance(t.footprint.centre)))
+            .filter(|(_, d)| *d < MATCH_RADIUS_MM)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((i, _)) = best {
+            used[i] = true;
+        }
+    }
     let board = Board::load(&fx.truth.board).ok();
     if let Some(board) = &board {
         out.truth_score = round_points(board, &crate::render::truth::as_reports(&fx.truth.pieces));
