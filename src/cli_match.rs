@@ -328,6 +328,14 @@ fn one_board_one_source(a: &MatchArgs, cfg: &MatchConfig) -> Result<()> {
     if a.source_b.is_some() && cfg.rules == boardcall::rules::Rules::Sjoelen {
         return Err(boardcall::game::MatchError::Ends { problem: "sjoelen is played on one board: give one source, not two".into() }.into());
     }
+    // Two ends are followed where rounds alternate ends (the colour games); the player
+    // games' turns are not tied to ends here.
+    if a.source_b.is_some() && !cfg.rules.team_colours() {
+        return Err(boardcall::game::MatchError::Ends {
+            problem: format!("{} is followed from one source (two ends are followed for the team games, whose rounds alternate ends)", cfg.rules.name()),
+        }
+        .into());
+    }
     Ok(())
 }
 

@@ -209,7 +209,7 @@ fn a_crazy_eight_frame_is_followed_through_a_knocked_camera() {
     for (i, f) in v.frames.iter().enumerate() {
         let sf = StreamFrame { index: i as u64, time_s: i as f64 / v.fps, frame: Frame::from_mat(f.clone()).expect("frame") };
         for e in m.push(&sf).expect("push") {
-            if let MatchEvent::Watch { what } = &e {
+            if let MatchEvent::Watch { what, .. } = &e {
                 match what.as_ref() {
                     WatchEvent::PoseMoved { .. } => moved += 1,
                     WatchEvent::BoardLost { reason, .. } => panic!("frame {i}: board lost: {reason}"),
