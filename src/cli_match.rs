@@ -323,20 +323,18 @@ fn update_page(p: &mut Scoreboard, seen: &mut Option<u64>, m: &Match, f: Option<
     changed
 }
 
-/// Sjoelen is played on one board: a second source is refused.
+/// Two ends are followed where rounds alternate ends (the colour games): a second source
+/// is refused for sjoelen (one board) and the player games (their turns are not tied to ends here).
 fn one_board_one_source(a: &MatchArgs, cfg: &MatchConfig) -> Result<()> {
-    if a.source_b.is_some() && cfg.rules == boardcall::rules::Rules::Sjoelen {
-        return Err(boardcall::game::MatchError::Ends { problem: "sjoelen is played on one board: give one source, not two".into() }.into());
+    if a.source_b.is_none() || cfg.rules.team_colours() {
+        return Ok(());
     }
-    // Two ends are followed where rounds alternate ends (the colour games); the player
-    // games' turns are not tied to ends here.
-    if a.source_b.is_some() && !cfg.rules.team_colours() {
-        return Err(boardcall::game::MatchError::Ends {
-            problem: format!("{} is followed from one source (two ends are followed for the team games, whose rounds alternate ends)", cfg.rules.name()),
-        }
-        .into());
-    }
-    Ok(())
+    let problem = if cfg.rules == boardcall::rules::Rules::Sjoelen {
+        "sjoelen is played on one board: give one source, not two".to_string()
+    } else {
+        format!("{} is followed from one source (two ends are followed for the team games, whose rounds alternate ends)", cfg.rules.name())
+    };
+    Err(boardcall::game::MatchError::Ends { problem }.into())
 }
 
 /// The game's sides, in order (the score columns of the CSV).

@@ -144,8 +144,7 @@ impl Tracker {
     /// player's turn of all eight weights.
     fn round_size(&self) -> usize {
         match self.config.rules {
-            Rules::KnockOff | Rules::TapAndDraw | Rules::Yocu4 | Rules::Yocu9 => 8,
-            Rules::HorseCollar | Rules::Baseball | Rules::CrazyEight => 8,
+            Rules::KnockOff | Rules::TapAndDraw | Rules::Yocu4 | Rules::Yocu9 | Rules::HorseCollar | Rules::Baseball | Rules::CrazyEight => 8,
             Rules::HoleyBoard => 6,
             Rules::Sjoelen => crate::rules::sjoelen::SUB_TURNS as usize,
         }
@@ -159,14 +158,12 @@ impl Tracker {
         &self.state
     }
 
-    /// Who throws next, as the rules engine orders the game (`GameState::up_next`).
-    /// `None` when the game is over, the round is complete (the board is to be
-    /// cleared), a review holds the scoring, or the game names no first team.
+    /// Who throws next, as the rules engine orders the game (`GameState::up_next`:
+    /// nobody once the game is over, while a review holds the scoring, or when the
+    /// game names no first team), and nobody while the round is complete and the
+    /// board is still to be cleared.
     pub fn up_next(&self) -> Option<String> {
-        if self.over() || self.waiting_clear || self.state.status == Status::NeedsReview {
-            return None;
-        }
-        self.state.up_next.clone()
+        self.state.up_next.clone().filter(|_| !self.waiting_clear)
     }
 
     /// The round is complete and its board not yet seen cleared.

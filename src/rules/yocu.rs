@@ -107,7 +107,6 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
             bonus = [false; 2];
             rulings.clear();
         }
-        let quota = |t: Team, bonus: &[bool; 2]| i64::from(WASHERS_PER_PLAYER) + i64::from(bonus[t as usize]);
         let expected = yocu_thrower(first, &thrown, &bonus);
         let team = match ev.thrower.parse::<Team>() {
             Ok(t) if t == expected => t,
@@ -223,10 +222,14 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
     Ok(())
 }
 
-/// Who throws next in a YOCU round: the first team until it has thrown its four washers
-/// (five with a bonus toss), then the other.
+/// The washers team `t` throws this round: four, five with a bonus toss.
+fn quota(t: Team, bonus: &[bool; 2]) -> i64 {
+    i64::from(WASHERS_PER_PLAYER) + i64::from(bonus[t as usize])
+}
+
+/// Who throws next in a YOCU round: the first team until it has thrown its quota, then the other.
 fn yocu_thrower(first: Team, thrown: &[i64; 2], bonus: &[bool; 2]) -> Team {
-    if thrown[first as usize] < i64::from(WASHERS_PER_PLAYER) + i64::from(bonus[first as usize]) {
+    if thrown[first as usize] < quota(first, bonus) {
         first
     } else {
         first.other()
