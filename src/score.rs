@@ -82,7 +82,11 @@ pub fn call_detections(board: &Board, detections: &Detections, foul: FoulLine, p
         let sigma = (d.sigma_mm.powi(2) + pose_sigma_mm.powi(2) + SIGMA_FLOOR_MM.powi(2) + outline.powi(2)).sqrt();
         let fp = d.footprint;
         let (call, value, place, boundary, margin) = call_one(board, fp, d.top_z_mm, d.tilt_deg, foul);
-        let review = margin.abs() < REVIEW_SIGMAS * sigma || d.doubt.is_some();
+        // A piece on the ground beside the board is off by its height, which
+        // its size measured far below the surface: its place on the ground,
+        // however uncertain, does not decide its call.
+        let off_by_height = d.measured_by == MeasuredBy::HeightFromSize && !board.surface.contains(fp.centre);
+        let review = (margin.abs() < REVIEW_SIGMAS * sigma && !off_by_height) || d.doubt.is_some();
         out.push(PieceReport {
             id,
             kind: d.kind,

@@ -27,7 +27,9 @@ struct Golden {
     extra: Vec<String>,
     score: Option<serde_json::Value>,
     right: bool,
-    /// The largest footprint error among the correctly called pieces, mm.
+    /// The largest footprint error among the correctly called pieces at
+    /// heights the board fixes, mm (a washer on the ground, at a measured
+    /// height, is held to its sigma instead).
     max_error_mm: f64,
 }
 
@@ -53,7 +55,7 @@ fn golden_of(report: &EvalReport) -> BTreeMap<String, Golden> {
             let max_error_mm = r
                 .pieces
                 .iter()
-                .filter(|p| p.call == p.truth_call)
+                .filter(|p| p.call == p.truth_call && !p.height_measured)
                 .filter_map(|p| p.footprint_error_mm)
                 .fold(0.0f64, f64::max);
             let max_error_mm = (max_error_mm * 100.0).ceil() / 100.0;
@@ -98,10 +100,12 @@ fn the_fixture_set_scores_as_accepted() {
     assert!(wrong.is_empty(), "calls or score not as the truth: {wrong:?}");
 }
 
-/// The issue's bar for every footprint: the median error within half a mm,
-/// none beyond 2 mm (measured with the truth pose: median 0.09 mm, worst 1.47 mm,
-/// a leaner; the worst was 2.6 mm before stacked washers in a cup were
-/// measured as a stack).
+/// The issue's bar for every footprint at a height the board fixes: the median
+/// error within half a mm, none beyond 2 mm (measured with the truth pose:
+/// median 0.09 mm, worst 1.47 mm, a leaner; the worst was 2.6 mm before
+/// stacked washers in a cup were measured as a stack). A washer on the ground
+/// beside the board lies at a depth the rules leave open, measured from its
+/// size (issue 14, item 6): its error must be within three of its sigmas.
 const MEDIAN_ERROR_MM: f64 = 0.5;
 const MAX_ERROR_MM: f64 = 2.0;
 
@@ -116,10 +120,13 @@ fn every_footprint_is_placed_within_the_bar() {
         .results
         .iter()
         .flat_map(|r| r.pieces.iter().map(move |p| (r, p)))
-        .filter(|(_, p)| p.footprint_error_mm.is_some_and(|e| e > MAX_ERROR_MM))
+        .filter(|(_, p)| !p.height_measured && p.footprint_error_mm.is_some_and(|e| e > MAX_ERROR_MM))
         .map(|(r, p)| format!("{} {}: {:.2} mm", r.name, p.id, p.footprint_error_mm.unwrap()))
         .collect();
     assert!(far.is_empty(), "footprints beyond {MAX_ERROR_MM} mm: {far:?}");
+    let m = report.measured_height;
+    assert!(m.count > 0, "the fixtures have washers on the ground beside the board");
+    assert_eq!(m.within, m.count, "pieces at a measured height whose error exceeds 3 sigma");
 }
 
 /// A leaner is measured by its leaning pose, not a flat outline: on the

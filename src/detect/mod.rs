@@ -147,6 +147,10 @@ pub enum MeasuredBy {
     LeaningPose,
     /// Seen only by the learned hole-state model: placed at the hole's centre.
     HoleModel,
+    /// Its outline, at a height nothing fixes (the ground beside a washer
+    /// board) measured from the outline's apparent size; its sigma includes
+    /// that height's uncertainty along the line of sight.
+    HeightFromSize,
 }
 
 impl MeasuredBy {

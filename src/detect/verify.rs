@@ -122,8 +122,23 @@ impl<'a> Ctx<'a> {
     /// height the piece model finds for it, then the piece checks.
     pub fn measure(&self, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
         let fit = self.fit(start, self.geo.shape.top_z_mm, class)?;
-        let (z, fit) = self.model.rest(self, fit, class)?;
-        self.finish(fit, z, team, class)
+        let rest = self.model.rest(self, fit, class)?;
+        let height_sigma = rest.height_sigma_mm;
+        let d = self.finish(rest.fit, rest.z_mm, team, class)?;
+        Ok(match height_sigma {
+            Some(s) => self.at_measured_height(d, s),
+            None => d,
+        })
+    }
+
+    /// A detection at a height nothing fixes, measured with standard
+    /// uncertainty `height_sigma_mm`: its footprint moves along the line of
+    /// sight with the height, so its uncertainty grows by that much.
+    pub fn at_measured_height(&self, mut d: Detection, height_sigma_mm: f64) -> Detection {
+        let along = self.sideways_per_height(d.footprint.centre.at_height(d.top_z_mm)) * height_sigma_mm;
+        d.sigma_mm = d.sigma_mm.hypot(along);
+        d.measured_by = MeasuredBy::HeightFromSize;
+        d
     }
 
     /// Checks a fit is a piece, then measures its centre with the radius held.

@@ -57,6 +57,11 @@ pub struct PieceOutcome {
     pub margin_mm: Option<f64>,
     pub sigma_mm: Option<f64>,
     pub review: bool,
+    /// Placed at a height nothing fixes, measured from its size (the ground
+    /// beside a washer board): judged by whether its sigma covers its error,
+    /// not counted in the footprint error's statistics.
+    #[serde(default)]
+    pub height_measured: bool,
 }
 
 /// One fixture's result.
@@ -91,7 +96,11 @@ pub struct EvalReport {
     pub pose: PoseSource,
     /// Percent of fixtures whose round score is correct.
     pub pcs_percent: f64,
+    /// Over pieces at heights the board fixes.
     pub footprint_error_mm: Stats,
+    /// Pieces placed at a measured height: how many, and how many of their
+    /// errors are within three of their reported sigmas.
+    pub measured_height: SigmaCover,
     /// Truth call -> our call -> count.
     pub confusion: BTreeMap<String, BTreeMap<String, usize>>,
     /// Wrong calls not flagged for review, and extra pieces not flagged.
@@ -99,6 +108,14 @@ pub struct EvalReport {
     pub refused: usize,
     pub mean_seconds_per_frame: f64,
     pub results: Vec<FixtureOutcome>,
+}
+
+/// How many errors a reported sigma covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SigmaCover {
+    pub count: usize,
+    /// Errors within [`crate::score::REVIEW_SIGMAS`] of their sigma.
+    pub within: usize,
 }
 
 /// Median, 95th percentile and maximum.
@@ -193,6 +210,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
                     margin_mm: Some(r.margin_mm),
                     sigma_mm: Some(r.sigma_mm),
                     review: r.review,
+                    height_measured: r.measured_by == crate::detect::MeasuredBy::HeightFromSize,
                 }
             }
             None => PieceOutcome {
@@ -204,6 +222,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
                 margin_mm: None,
                 sigma_mm: None,
                 review: false,
+                height_measured: false,
             },
         };
         out.pieces.push(outcome);
@@ -271,11 +290,18 @@ pub fn evaluate(dir: &Path, pose: PoseSource, detector: &DetectorConfig) -> Resu
 pub fn summarise(results: Vec<FixtureOutcome>, pose: PoseSource) -> EvalReport {
     let mut confusion: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut errors = Vec::new();
+    let mut measured_height = SigmaCover::default();
     let mut confident_wrong = 0;
     for r in &results {
         for p in &r.pieces {
             *confusion.entry(p.truth_call.clone()).or_default().entry(p.call.clone()).or_default() += 1;
-            errors.extend(p.footprint_error_mm);
+            match (p.height_measured, p.footprint_error_mm, p.sigma_mm) {
+                (true, Some(e), Some(s)) => {
+                    measured_height.count += 1;
+                    measured_height.within += usize::from(e <= crate::score::REVIEW_SIGMAS * s);
+                }
+                _ => errors.extend(p.footprint_error_mm),
+            }
             if p.call != p.truth_call && !p.review && !r.needs_review {
                 confident_wrong += 1;
             }
@@ -293,6 +319,7 @@ pub fn summarise(results: Vec<FixtureOutcome>, pose: PoseSource) -> EvalReport {
         pose,
         pcs_percent: 100.0 * results.iter().filter(|r| r.score_right).count() as f64 / n,
         footprint_error_mm: Stats::of(&errors),
+        measured_height,
         confusion,
         confident_wrong,
         refused: results.iter().filter(|r| r.error.is_some()).count(),
@@ -309,6 +336,10 @@ pub fn render_text(r: &EvalReport) -> String {
     let _ = writeln!(s, "fixtures            {} (pose: {:?})", r.fixtures, r.pose);
     let _ = writeln!(s, "PCS                 {:.1} %", r.pcs_percent);
     let _ = writeln!(s, "footprint error mm  median {:.3}  p95 {:.3}  max {:.3}  (n = {})", f.median, f.p95, f.max, f.count);
+    if r.measured_height.count > 0 {
+        let m = r.measured_height;
+        let _ = writeln!(s, "measured height     {} pieces (off the board, height from size): error within 3 sigma {}", m.count, m.within);
+    }
     let _ = writeln!(s, "confident wrong     {}", r.confident_wrong);
     let _ = writeln!(s, "refused / failed    {}", r.refused);
     let _ = writeln!(s, "time per frame      {:.1} ms", 1000.0 * r.mean_seconds_per_frame);

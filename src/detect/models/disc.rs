@@ -3,7 +3,7 @@
 //! circle search misses (against a wall, a partition, the gate bar or another
 //! disc, or washed out by glare) are searched for in the pale colour left over.
 
-use super::PieceModel;
+use super::{PieceModel, Rest};
 use crate::board::{PieceSize, Sjoelbak};
 use crate::detect::proposals::{self, MIN_PIECE_SEPARATION, UNACCOUNTED_AREA_FRACTION};
 use crate::detect::sight::Occluders;
@@ -161,16 +161,16 @@ impl PieceModel for DiscModel {
     /// A disc resting on a partition lies on its top, higher by the
     /// partition's height: where the outline overlaps a partition, the height
     /// whose fitted radius is the disc's own is the real one.
-    fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<(f64, CircleFit), DetectError> {
+    fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<Rest, DetectError> {
         let (z, r) = (self.shape.top_z_mm, self.shape.radius_mm);
         if !self.partitions.iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < self.partition_reach_mm) {
-            return Ok((z, fit));
+            return Ok(Rest::fixed(z, fit));
         }
         let high = self.on_partition_z_mm;
         let start = cx.along_sight(fit.footprint.centre.at_height(z), high).unwrap_or(fit.footprint.centre);
         match cx.fit(Footprint::new(start, fit.footprint.radius_mm), high, class) {
-            Ok(up) if (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs() => Ok((high, up)),
-            _ => Ok((z, fit)),
+            Ok(up) if (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs() => Ok(Rest::fixed(high, up)),
+            _ => Ok(Rest::fixed(z, fit)),
         }
     }
 }

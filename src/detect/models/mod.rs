@@ -28,6 +28,23 @@ pub const MIN_PIECE_AREA_FRACTION: f64 = 0.35;
 /// number of pieces is not explained as pieces: flagged for review.
 pub const AREA_MISMATCH_FRACTION: f64 = 0.4;
 
+/// Where a piece rests: the height its outline is measured at and the fit
+/// there, with that height's standard uncertainty where nothing fixes it (the
+/// ground beside a washer board, found from the outline's apparent size).
+pub(super) struct Rest {
+    pub z_mm: f64,
+    pub fit: CircleFit,
+    /// `None`: a height the board fixes (its surface, a cup's floor, a gutter).
+    pub height_sigma_mm: Option<f64>,
+}
+
+impl Rest {
+    /// At a height the board fixes.
+    pub fn fixed(z_mm: f64, fit: CircleFit) -> Rest {
+        Rest { z_mm, fit, height_sigma_mm: None }
+    }
+}
+
 /// What a blob of colour a flat fit cannot explain alone turned out to be.
 pub(super) enum Partial {
     /// Not the model's case: verify it as whole pieces.
@@ -50,7 +67,7 @@ pub(super) trait PieceModel: Send + Sync {
     /// height on the surface: a height where the same image outline is a piece
     /// of its real size and where it can rest (the surface, a gutter, a cup's
     /// floor, a partition's top, the ground), with the fit there.
-    fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<(f64, CircleFit), DetectError>;
+    fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<Rest, DetectError>;
 
     /// A colour blob seen only in part (a crescent down a cup, a sliver beside
     /// the board): handled here if the model knows the case.

@@ -3,7 +3,7 @@
 //! a hole's rim, or on the ground beside the board. Its rest height comes from
 //! its outline's apparent size and where its line of sight can reach.
 
-use super::{found_already, leaner, stack, Partial, PieceModel, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
+use super::{found_already, leaner, stack, Partial, PieceModel, Rest, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
 use crate::board::{PieceSize, WasherBoard};
 use crate::detect::proposals::Blob;
 use crate::detect::verify::{hole_under, Ctx, PieceShape};
@@ -25,6 +25,16 @@ const CUP_REACH_SLACK_MM: f64 = 3.0;
 /// perfectly: the fixtures' leaners score 1.0 (the score is the mean of
 /// inside-minus-outside team colour round its outline, -1..1).
 const FALLBACK_LEANER_MIN_SCORE: f64 = 0.9;
+/// The deepest the ground beside a washer board is taken to lie below its
+/// surface (mm): a board standing on a table (about 0.75 m) with the washer
+/// fallen to the floor under it. The shallowest is the cup's depth: the box
+/// holds its cups.
+const MAX_GROUND_DEPTH_MM: f64 = 1000.0;
+/// An outline's fitted radius carries a bias its scatter does not show (the
+/// edge's blur, JPEG, the sub-pixel edge model), the same all round so that it
+/// leaves the centre alone: taken as a quarter of a pixel, the sub-pixel edge
+/// placement's error on the committed fixtures.
+const RADIUS_BIAS_PX: f64 = 0.25;
 
 pub(super) struct WasherModel {
     shape: PieceShape,
@@ -42,9 +52,29 @@ impl WasherModel {
         -self.w.cup_depth_mm + self.w.washer_thickness_mm
     }
 
-    /// The top of a washer flat on the ground the board stands on.
+    /// The top of a washer flat on the ground the board stands on, as the
+    /// board's construction gives it (the nominal stand height unless its file
+    /// states one): where a partly hidden washer beside the board is looked for.
     fn ground_top(&self) -> f64 {
         -self.w.construction.stand_height_mm + self.w.washer_thickness_mm
+    }
+
+    /// The height of a washer's top on the ground, from an outline `fit` of it
+    /// at another height: the rules fix nothing below the surface, so the
+    /// ground's depth is measured, not assumed. An outline fitted at height
+    /// `h0` to a washer whose top is at `z` comes out scaled by
+    /// `(cam_z - h0) / (cam_z - z)`; its radius's uncertainty (scatter and
+    /// [`RADIUS_BIAS_PX`]) gives the height's. Returns the height (within
+    /// the depths the ground can lie at) and its standard uncertainty.
+    fn ground_from_size(&self, cx: &Ctx, fit: &CircleFit) -> (f64, f64) {
+        let (r, r_fit) = (self.shape.radius_mm, fit.footprint.radius_mm.max(1e-6));
+        let distance = cx.geo.pose.centre().z_mm - fit.height_mm;
+        let z = cx.geo.pose.centre().z_mm - distance * r / r_fit;
+        let scatter = fit.rms_mm / (fit.inliers as f64 / 2.0).max(1.0).sqrt();
+        let sigma_r = scatter.hypot(RADIUS_BIAS_PX * fit.mm_per_px);
+        let sigma_z = distance * r / (r_fit * r_fit) * sigma_r;
+        let t = self.w.washer_thickness_mm;
+        (z.clamp(t - MAX_GROUND_DEPTH_MM, t - self.w.cup_depth_mm), sigma_z)
     }
 
     /// Finds a washer lying flat on the floor of hole `hole`'s cup, starting near
@@ -88,7 +118,11 @@ impl WasherModel {
                 y_mm: near.y_mm,
                 reason: "washer colour beside the board, but no washer outline fits on the ground there".to_string(),
             })?;
-        cx.finish(fit, ground_top, team, class)
+        let (z, sigma_z) = self.ground_from_size(cx, &fit);
+        let start = cx.along_sight(fit.footprint.centre.at_height(ground_top), z).unwrap_or(fit.footprint.centre);
+        let fit = cx.fit(Footprint::new(start, self.shape.radius_mm), z, class).unwrap_or(fit);
+        let z = fit.height_mm;
+        Ok(cx.at_measured_height(cx.finish(fit, z, team, class)?, sigma_z))
     }
 }
 
@@ -105,7 +139,7 @@ impl PieceModel for WasherModel {
     /// meets a cup's floor; on the ground the board stands on if it meets the
     /// ground beside the board (not under it). Of those, the one nearest the
     /// size's estimate is taken.
-    fn rest(&self, cx: &Ctx, first: CircleFit, class: usize) -> Result<(f64, CircleFit), DetectError> {
+    fn rest(&self, cx: &Ctx, first: CircleFit, class: usize) -> Result<Rest, DetectError> {
         let r = self.shape.radius_mm;
         let cam_z = cx.geo.pose.centre().z_mm;
         let surface_top = self.shape.top_z_mm;
@@ -119,21 +153,24 @@ impl PieceModel for WasherModel {
         // no call depends on.
         let bottom_top = self.floor_top();
         let in_cup = cx.along_sight(seen, bottom_top).and_then(|c| hole_under(c, &self.w).map(|hole| (hole, c)));
-        let ground_top = self.ground_top();
+        let (ground_top, ground_sigma) = self.ground_from_size(cx, &first);
         let on_ground = cx.along_sight(seen, ground_top).filter(|c| !cx.geo.board.surface.contains(*c));
-        enum Rest {
+        enum Resting {
             Surface,
             Cup(usize, BoardPoint),
             Ground(BoardPoint),
         }
-        let mut rests = vec![(surface_top, Rest::Surface)];
-        rests.extend(in_cup.map(|(hole, c)| (bottom_top, Rest::Cup(hole, c))));
-        rests.extend(on_ground.map(|c| (ground_top, Rest::Ground(c))));
+        let mut rests = vec![(surface_top, Resting::Surface)];
+        rests.extend(in_cup.map(|(hole, c)| (bottom_top, Resting::Cup(hole, c))));
+        rests.extend(on_ground.map(|c| (ground_top, Resting::Ground(c))));
         let nearest = rests.into_iter().min_by(|a, b| (a.0 - z_est).abs().total_cmp(&(b.0 - z_est).abs()));
         match nearest.map(|(_, rest)| rest) {
-            Some(Rest::Cup(hole, c)) => Ok((bottom_top, self.cup_search(cx, hole, c, class)?)),
-            Some(Rest::Ground(c)) => Ok((ground_top, cx.fit(Footprint::new(c, r), ground_top, class).unwrap_or(first))),
-            Some(Rest::Surface) | None => Ok((surface_top, first)),
+            Some(Resting::Cup(hole, c)) => Ok(Rest::fixed(bottom_top, self.cup_search(cx, hole, c, class)?)),
+            Some(Resting::Ground(c)) => match cx.fit(Footprint::new(c, r), ground_top, class) {
+                Ok(fit) => Ok(Rest { z_mm: ground_top, fit, height_sigma_mm: Some(ground_sigma) }),
+                Err(_) => Ok(Rest::fixed(surface_top, first)),
+            },
+            Some(Resting::Surface) | None => Ok(Rest::fixed(surface_top, first)),
         }
     }
 

@@ -4,7 +4,7 @@
 //! when it lies in the gutter. The cap and the body are concentric: the cap's
 //! outline places the body, whose footprint the calls use.
 
-use super::PieceModel;
+use super::{PieceModel, Rest};
 use crate::board::{PieceSize, Shuffleboard};
 use crate::detect::verify::{Ctx, PieceShape};
 use crate::detect::DetectError;
@@ -32,16 +32,16 @@ impl PieceModel for WeightModel {
 
     /// A weight off the surface lies in the gutter, lower by the gutter's
     /// depth: the same image outline is measured again at that height.
-    fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<(f64, CircleFit), DetectError> {
+    fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<Rest, DetectError> {
         let (z, surface) = (self.shape.top_z_mm, &cx.geo.board.surface);
         if surface.contains(fit.footprint.centre) {
-            return Ok((z, fit));
+            return Ok(Rest::fixed(z, fit));
         }
         let low = z - self.gutter_depth_mm;
         let start = cx.along_sight(fit.footprint.centre.at_height(z), low).unwrap_or(fit.footprint.centre);
         match cx.fit(Footprint::new(start, fit.footprint.radius_mm), low, class) {
-            Ok(again) if !surface.contains(again.footprint.centre) => Ok((low, again)),
-            _ => Ok((z, fit)),
+            Ok(again) if !surface.contains(again.footprint.centre) => Ok(Rest::fixed(low, again)),
+            _ => Ok(Rest::fixed(z, fit)),
         }
     }
 }
