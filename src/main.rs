@@ -584,6 +584,10 @@ struct TeamArgs {
     /// radius in mm (the footprint stays the body's).
     #[arg(long, value_name = "MM")]
     cap_radius_mm: Option<f64>,
+    /// Such a cap set into the body: how far its face lies below the body's top, in mm
+    /// (without it, anywhere up to 5 mm, which widens every weight's uncertainty).
+    #[arg(long, value_name = "MM")]
+    cap_recess_mm: Option<f64>,
 }
 
 impl TeamArgs {
@@ -592,11 +596,14 @@ impl TeamArgs {
         use opencv::prelude::MatTraitConstManual;
         if let Some(path) = &self.pieces {
             let file = boardcall::detect::PiecesFile::load(path)?;
-            (cfg.teams, cfg.weight_cap_radius_mm) = (file.teams, file.weight_cap_radius_mm);
+            (cfg.teams, cfg.weight_cap_radius_mm, cfg.weight_cap_recess_mm) = (file.teams, file.weight_cap_radius_mm, file.weight_cap_recess_mm);
             cfg.teams_source = boardcall::detect::TeamsSource::Given;
         }
         if let Some(cap) = self.cap_radius_mm {
             cfg.weight_cap_radius_mm = Some(cap);
+        }
+        if let Some(recess) = self.cap_recess_mm {
+            cfg.weight_cap_recess_mm = Some(recess);
         }
         for spec in &self.specs {
             let given = match (spec, frame) {
@@ -648,10 +655,16 @@ fn run(cli: Cli) -> Result<()> {
             let scoring = round.scoring()?;
             // The game's designated foul line, when it has one, decides zone 1 / short.
             let cfg = teams.config(detector_config(no_model), Some(&frame))?;
-            let cap = cfg.weight_cap_radius_mm;
             let (mut report, camera_pose) = boardcall::score::score_frame(&frame, &b, &cam, pose_input, cfg, round.foul()?)?;
             if let Some(out) = &save_pieces {
-                let file = boardcall::detect::PiecesFile { format: boardcall::detect::PIECES_FORMAT, teams: report.teams.clone(), weight_cap_radius_mm: cap };
+                // The cap as the frame was read with it: given, or its radius learned from the weights.
+                let (radius, recess) = report.weight_cap.map_or((None, None), |c| (Some(c.radius_mm), c.recess_mm));
+                let file = boardcall::detect::PiecesFile {
+                    format: boardcall::detect::PIECES_FORMAT,
+                    teams: report.teams.clone(),
+                    weight_cap_radius_mm: radius,
+                    weight_cap_recess_mm: recess,
+                };
                 if file.teams.is_empty() {
                     let problem = "sjoelen discs have no team colours to save".to_string();
                     return Err(boardcall::detect::DetectError::Config { field: "--save-pieces", problem }.into());

@@ -383,13 +383,22 @@ fn probe_edges(
             continue;
         }
         seen += 1;
-        if let Some((t, contrast)) = edge_crossing(&profile) {
+        // The first strong change going outwards, unless the piece's colour
+        // ended before it: a weaker change nearer in is then the outline (a
+        // pale cap's rim just inside the dark gutter's edge, which is the
+        // stronger change).
+        let mut end = profile.len();
+        while let Some((t, contrast)) = edge_crossing(&profile[..end]) {
             let inside = (t - INSIDE_CHECK_PX / cfg.step_px).round().max(0.0) as usize;
-            if !(scope.inside)(profile[inside.min(profile.len() - 1)]) {
-                continue;
+            if (scope.inside)(profile[inside.min(end - 1)]) {
+                let r = r0 + (r1 - r0) * t / n as f64;
+                edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
+                break;
             }
-            let r = r0 + (r1 - r0) * t / n as f64;
-            edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
+            end = t.floor() as usize;
+            if end < MIN_PROFILE_SAMPLES {
+                break;
+            }
         }
     }
     (edges, seen, 1.0 / scale)
@@ -407,6 +416,9 @@ const STRONG_CHANGE_FRACTION: f32 = 0.5;
 const PLATEAU_SAMPLES: usize = 6;
 /// Samples at each end of a profile that set its inside and outside colours.
 const END_SAMPLES: usize = 6;
+/// A profile cut short before a change that is not the outline is searched
+/// again if at least this long: the inside's samples and a change's plateau.
+const MIN_PROFILE_SAMPLES: usize = END_SAMPLES + PLATEAU_SAMPLES;
 
 /// The sub-sample position where a profile leaves its inside colour: the half-way
 /// crossing of the first strong change of colour, going outwards.

@@ -74,6 +74,12 @@ pub const ADD_P: f32 = CONFIDENT_P;
 /// A model output below this says "certainly not": a detection it contradicts
 /// is flagged for review.
 pub const ABSENT_P: f32 = 0.1;
+/// The most washers lying flat one on another in a cup.
+const STACK_MAX: usize = 3;
+/// A flat outline's fitted height is within this of where it rests (mm): the
+/// rest heights a washer can take are a washer's thickness (3.2 mm) apart.
+const FLAT_HEIGHT_TOLERANCE_MM: f64 = 1.0;
+
 /// A washer the model calls a leaner gets this tilt: the middle of the range of
 /// a washer propped on a rim (10-40 degrees), far past the 6.4 mm flatness rise
 /// (3 degrees). The model says *that* it leans, not by how much.
@@ -319,6 +325,12 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
     let r = w.washer_outer_diameter_mm / 2.0;
     let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
     let surface_top = w.washer_thickness_mm;
+    // An outline fitted flat in the cup: on its bottom, or on washers lying
+    // there (a stack of up to STACK_MAX), within the fit's height tolerance.
+    let flat_in_cup = |top_z: f64| {
+        let above = top_z - bottom_top;
+        above > -FLAT_HEIGHT_TOLERANCE_MM && above < (STACK_MAX - 1) as f64 * w.washer_thickness_mm + FLAT_HEIGHT_TOLERANCE_MM
+    };
     for s in states {
         let Some(h) = w.holes.get(s.hole) else { continue };
         for team in Team::ALL {
@@ -334,7 +346,7 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
                     .iter()
                     .enumerate()
                     .filter(|(_, d)| is_team(d) && d.tilt_deg.abs() < MODEL_LEANER_TILT_DEG / 2.0)
-                    .map(|(i, d)| (i, d.footprint.centre.distance(h.centre()), (d.top_z_mm - bottom_top).abs() < 1.0))
+                    .map(|(i, d)| (i, d.footprint.centre.distance(h.centre()), flat_in_cup(d.top_z_mm)))
                     .filter(|(_, dist, _)| *dist < h.radius() + LEANER_REACH_MM)
                     .min_by(|a, b| a.2.cmp(&b.2).then(a.1.total_cmp(&b.1)));
                 match candidate {
@@ -346,7 +358,7 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
                             why.push(format!("hole model: leaner at p = {p_lean:.2}"));
                         }
                         if on_bottom {
-                            why.push("hole model calls a leaner where the outline fits flat on the cup bottom".to_string());
+                            why.push("hole model calls a leaner where the outline fits flat in the cup".to_string());
                         }
                         if dist >= h.radius() {
                             // Its outline fit lies over the rim: the leaner's centre is in the hole.
@@ -407,6 +419,7 @@ fn model_only(team: Team, at: BoardPoint, r: f64, top_z: f64, tilt: f64, sigma: 
         mm_per_px: 0.0,
         doubt: Some(format!("seen by the hole model only ({what}, p = {p:.2}); its outline was not measured")),
         measured_by: crate::detect::MeasuredBy::HoleModel,
+        outline_radius_mm: None,
     }
 }
 
@@ -437,6 +450,7 @@ mod tests {
             mm_per_px: 1.5,
             doubt: None,
             measured_by: crate::detect::MeasuredBy::Outline,
+            outline_radius_mm: None,
         }
     }
 

@@ -191,10 +191,26 @@ pub struct FrameReport {
     pub teams: Vec<crate::detect::TeamColour>,
     #[serde(default)]
     pub teams_source: crate::detect::TeamsSource,
+    /// Shuffleboard weights whose cap is smaller than the body: the cap the
+    /// frame was read with (given, or its radius learned from the weights).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_cap: Option<CapReport>,
     /// True when any call is close to its boundary, anything is unexplained, or
     /// the pieces do not add up: a person should look before the score stands.
     pub needs_review: bool,
     pub review_reasons: Vec<String>,
+}
+
+/// A weight's cap as a frame was read with it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CapReport {
+    pub radius_mm: f64,
+    /// How far below the body's top its face lies, when given; `null`: not
+    /// known, taken as half the most a cap is set in, the footprints'
+    /// sigma widened for it.
+    pub recess_mm: Option<f64>,
+    /// Whether the radius was learned from the frame's weights (not given).
+    pub learned: bool,
 }
 
 /// The game a frame's pieces are scored as a round of.
@@ -377,7 +393,10 @@ impl Session {
         reasons.extend(self.detector.team_doubts().iter().map(|d| format!("team colours: {d}")));
         let (teams, teams_source) = self.detector.teams();
         let teams = if needs_colour { teams.to_vec() } else { Vec::new() };
-        if let Some(max) = pieces_in_play(board) {
+        let (cap, learned) = self.detector.weight_cap();
+        let weight_cap = cap.radius_mm.map(|radius_mm| CapReport { radius_mm, recess_mm: cap.recess_mm, learned });
+        {
+            let max = board.pieces_a_side();
             for team in [Some(Team::Red), Some(Team::Blue), None] {
                 let n = pieces.iter().filter(|p| p.team == team).count();
                 if n > max {
@@ -394,6 +413,7 @@ impl Session {
             unexplained: detections.unexplained,
             teams,
             teams_source,
+            weight_cap,
             score: None,
             needs_review: !reasons.is_empty(),
             review_reasons: reasons,
@@ -444,17 +464,6 @@ fn place_cup_washers(det: &Detector, view: &ColourView, board: &Board, detection
 }
 
 /// The most pieces of one side a game on this board puts in play.
-fn pieces_in_play(board: &Board) -> Option<usize> {
-    match board.layout {
-        // Four weights a side (eight a player in the solo games, four of each colour).
-        Layout::Shuffleboard(_) => Some(4),
-        // Four washers a player a round, a bonus toss possible.
-        Layout::Washer(_) => Some(5),
-        // 30 discs, plus up to two bonus discs.
-        Layout::Sjoelbak(_) => Some(32),
-    }
-}
-
 /// Draws every piece's footprint (its top outline, through the camera model)
 /// with its call and margin on a copy of the frame.
 pub fn annotate(
@@ -626,6 +635,7 @@ mod tests {
             unexplained: vec![],
             teams: vec![],
             teams_source: Default::default(),
+            weight_cap: None,
             score: None,
             needs_review: false,
             review_reasons: vec![],

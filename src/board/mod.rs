@@ -207,6 +207,18 @@ impl Board {
         Solids::build(self)
     }
 
+    /// The most pieces of one side (one team, or sjoelen's discs) a round puts on it.
+    pub fn pieces_a_side(&self) -> usize {
+        match self.layout {
+            // Four weights a side (eight a player in the solo games, four of each colour).
+            Layout::Shuffleboard(_) => 4,
+            // Four washers a player a round, a bonus toss possible.
+            Layout::Washer(_) => 5,
+            // 30 discs, plus up to two bonus discs.
+            Layout::Sjoelbak(_) => 32,
+        }
+    }
+
     /// The pieces played on this board: their kind and size.
     pub fn piece(&self) -> PieceSize {
         match &self.layout {

@@ -14,6 +14,7 @@
 //! disc) behind one interface: the piece's look and size, the heights it rests
 //! at, the cases seen only in part, and what is settled once all are verified.
 
+mod caps;
 mod colour;
 mod grid;
 mod models;
@@ -23,7 +24,7 @@ mod teams;
 mod verify;
 
 pub use colour::{bgr_to_hsv, ColourClass, PaleClass, TeamColour, BLUE, DISC, RED};
-pub use models::{LeanerFit, AREA_MISMATCH_FRACTION, LEANER_POSE_SIGMA_MM, MIN_PIECE_AREA_FRACTION};
+pub use models::{LeanerFit, WeightCap, AREA_MISMATCH_FRACTION, CAP_RING_MIN_MM, LEANER_POSE_SIGMA_MM, MAX_CAP_RECESS_MM, MIN_PIECE_AREA_FRACTION};
 pub use proposals::{MIN_BLOB_WIDTH_FRACTION, THIN_RUN_MM};
 pub use teams::{check_teams, standard_teams, PiecesFile, TeamSpec, TeamsSource, PIECES_FORMAT};
 pub use verify::{MAX_FIT_RMS_PX, MAX_RADIUS_ERROR_MM, MIN_FILL_FRACTION, RIM_CLEARANCE_MM};
@@ -81,6 +82,18 @@ pub struct DetectorConfig {
     /// the cap's radius (mm); `None`: the cap is the whole top.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_cap_radius_mm: Option<f64>,
+    /// How far a weight's cap smaller than the body lies below the body's top
+    /// (mm); `None`: not known (anywhere up to [`MAX_CAP_RECESS_MM`], which
+    /// widens the footprints' uncertainty along the line of sight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_cap_recess_mm: Option<f64>,
+}
+
+impl DetectorConfig {
+    /// What the set-up says of a weight's cap.
+    pub fn weight_cap(&self) -> WeightCap {
+        WeightCap { radius_mm: self.weight_cap_radius_mm, recess_mm: self.weight_cap_recess_mm }
+    }
 }
 
 fn hole_model_on() -> bool {
@@ -102,6 +115,7 @@ impl Default for DetectorConfig {
             fit: FitConfig::default(),
             hole_model: true,
             weight_cap_radius_mm: None,
+            weight_cap_recess_mm: None,
         }
     }
 }
@@ -131,6 +145,10 @@ pub struct Detection {
     /// What placed it.
     #[serde(default)]
     pub measured_by: MeasuredBy,
+    /// The radius its outline fitted with the radius free (mm), before its
+    /// known size was held: a weight's cap, learned from it where not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outline_radius_mm: Option<f64>,
 }
 
 /// What a detection's position was measured from.
@@ -211,6 +229,8 @@ pub struct Detector {
     /// Whether learning the teams' colours was tried (once per detector: a
     /// fixed camera's frames show the same pieces).
     learning_tried: bool,
+    /// Whether the weights' cap radius was learned from a frame (the set-up gave none).
+    cap_learned: bool,
 }
 
 impl Detector {
@@ -230,7 +250,14 @@ impl Detector {
                 return Err(DetectError::Config { field: "weight_cap_radius_mm", problem });
             }
         }
-        let model = models::model_for(board, cfg.weight_cap_radius_mm);
+        if let Some(recess) = cfg.weight_cap_recess_mm {
+            let height = board.piece().thickness_mm;
+            if !(0.0..height).contains(&recess) {
+                let problem = format!("must be 0..{height} mm (the weight's height), got {recess}");
+                return Err(DetectError::Config { field: "weight_cap_recess_mm", problem });
+            }
+        }
+        let model = models::model_for(board, cfg.weight_cap());
         let shape = model.shape();
         let grid = Grid::new(board, camera, pose, cfg.grid_mm, shape.top_z_mm);
         if !grid.in_view() {
@@ -247,7 +274,7 @@ impl Detector {
         }
         let foreign = GrayImage::new(grid.cols, grid.rows);
         let geo = Geometry::new(board, camera, pose, shape, grid);
-        Ok(Detector { cfg, geo, model, masks, hsv: Default::default(), foreign, team_doubts: Vec::new(), learning_tried: false })
+        Ok(Detector { cfg, geo, model, masks, hsv: Default::default(), foreign, team_doubts: Vec::new(), learning_tried: false, cap_learned: false })
     }
 
     /// Detects and measures every piece in a BGR frame.
@@ -266,6 +293,24 @@ impl Detector {
         let mut out = self.find(frame);
         if !self.geo.shape.team_coloured {
             return Ok(out);
+        }
+        // Weights whose outlines agree on a cap smaller than the body, with no
+        // cap given: the frame is read again with that cap, which stands if it
+        // finds as many pieces and leaves fewer in doubt (and then for the
+        // next frames too).
+        if self.cfg.weight_cap_radius_mm.is_none() {
+            if let Some(radius) = caps::learned_cap(&self.geo.board, &out, self.geo.shape.top_z_mm) {
+                let cap = WeightCap { radius_mm: Some(radius), ..self.cfg.weight_cap() };
+                let before = (std::mem::replace(&mut self.model, models::model_for(&self.geo.board, cap)), self.geo.shape);
+                self.geo.shape = self.model.shape();
+                let again = self.find(frame);
+                let in_doubt = |d: &Detections| d.pieces.iter().filter(|p| p.doubt.is_some()).count();
+                if again.pieces.len() >= out.pieces.len() && in_doubt(&again) < in_doubt(&out) {
+                    (self.cfg.weight_cap_radius_mm, self.cap_learned, out) = (Some(radius), true, again);
+                } else {
+                    (self.model, self.geo.shape) = before;
+                }
+            }
         }
         // Piece-sized paint no team's colour explains: with the standard
         // colours, the teams' colours are learned from this frame and the
@@ -317,6 +362,12 @@ impl Detector {
     /// The teams' colour models in use (learned ones once learned), and where they came from.
     pub fn teams(&self) -> (&[TeamColour], TeamsSource) {
         (&self.cfg.teams, self.cfg.teams_source)
+    }
+
+    /// What the detector takes of a weight's cap (given, or its radius learned
+    /// from a frame), and whether its radius was learned.
+    pub fn weight_cap(&self) -> (WeightCap, bool) {
+        (self.cfg.weight_cap(), self.cap_learned)
     }
 
     /// Why the teams' colours learned from a frame are in doubt (empty when not learned or sure).

@@ -99,11 +99,19 @@ pub struct PiecesFile {
     /// Shuffleboard weights with a coloured cap smaller than the body: its radius (mm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_cap_radius_mm: Option<f64>,
+    /// How far such a cap's face lies below the body's top (mm): measured once
+    /// with a ruler, it takes the cap height's uncertainty out of every call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_cap_recess_mm: Option<f64>,
 }
 
 /// No weight's cap is wider than this (mm radius; the regulation weight is 29.4 mm):
 /// the detector also holds it to the board's weight.
 const MAX_CAP_RADIUS_MM: f64 = 40.0;
+
+/// No cap lies deeper in its weight than this (mm; the regulation weight is 25 mm
+/// high): the detector also holds it to the board's weight.
+const MAX_CAP_RECESS_FILE_MM: f64 = 40.0;
 
 /// The pieces file format this build writes and reads.
 pub const PIECES_FORMAT: u32 = 1;
@@ -120,6 +128,9 @@ impl PiecesFile {
         check_teams(&file.teams).map_err(bad)?;
         if let Some(cap) = file.weight_cap_radius_mm.filter(|c| !(crate::piece::MIN_CAP_RADIUS_MM..=MAX_CAP_RADIUS_MM).contains(c)) {
             return Err(bad(format!("weight_cap_radius_mm {cap} is not a cap's radius ({}..={MAX_CAP_RADIUS_MM} mm)", crate::piece::MIN_CAP_RADIUS_MM)));
+        }
+        if let Some(recess) = file.weight_cap_recess_mm.filter(|r| !(0.0..MAX_CAP_RECESS_FILE_MM).contains(r)) {
+            return Err(bad(format!("weight_cap_recess_mm {recess} is not a cap's depth in its weight (0..{MAX_CAP_RECESS_FILE_MM} mm)")));
         }
         Ok(file)
     }
@@ -521,7 +532,7 @@ mod tests {
     fn pieces_files_round_trip_and_bad_ones_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pieces.json");
-        let file = PiecesFile { format: PIECES_FORMAT, teams: standard_teams(), weight_cap_radius_mm: Some(22.0) };
+        let file = PiecesFile { format: PIECES_FORMAT, teams: standard_teams(), weight_cap_radius_mm: Some(22.0), weight_cap_recess_mm: Some(1.5) };
         std::fs::write(&path, file.to_json()).unwrap();
         assert_eq!(PiecesFile::load(&path).unwrap(), file);
         for bad in [

@@ -4,7 +4,7 @@
 //! the geometry of lines of sight the piece models share.
 
 use super::grid::Grid;
-use super::models::PieceModel;
+use super::models::{PieceModel, RestHeight};
 use super::sight::{FlatPiece, Occluders, Sight};
 use super::{bgr_to_hsv, ColourClass, DetectError, Detection, MeasuredBy, TeamColour};
 use crate::board::{Board, WasherBoard};
@@ -39,6 +39,9 @@ pub(super) struct PieceShape {
     /// The radius of the outline it is seen and measured by: a weight's coloured
     /// cap (its body's, or smaller), a washer's or disc's rim.
     pub radius_mm: f64,
+    /// The smallest outline it may show (mm): its radius, or less where the
+    /// outline's size is not known (a weight's cap not given).
+    pub smallest_outline_mm: f64,
     /// The radius of its footprint (a weight's body): what the calls use.
     pub footprint_radius_mm: f64,
     /// The height of its top face above what it rests on.
@@ -121,23 +124,34 @@ impl<'a> Ctx<'a> {
     /// Measures one candidate: a free outline fit at the top height, the rest
     /// height the piece model finds for it, then the piece checks.
     pub fn measure(&self, start: Footprint, team: Option<Team>, class: usize) -> Result<Detection, DetectError> {
-        let fit = self.fit(start, self.geo.shape.top_z_mm, class)?;
+        // A piece whose outline may be smaller than its size (a weight's cap
+        // not given) is first looked for from its smallest outline up.
+        let s = self.geo.shape;
+        let reach = (s.radius_mm - s.smallest_outline_mm).max(0.0) / 2.0;
+        let first = Footprint::new(start.centre, start.radius_mm - reach);
+        let cfg = FitConfig { band_mm: self.fit_cfg.band_mm + reach, ..self.fit_cfg };
+        let fit = self.fit_with(first, s.top_z_mm, false, &cfg, class)?;
         let rest = self.model.rest(self, fit, class)?;
-        let height_sigma = rest.height_sigma_mm;
         let d = self.finish(rest.fit, rest.z_mm, team, class)?;
-        Ok(match height_sigma {
-            Some(s) => self.at_measured_height(d, s),
-            None => d,
+        Ok(match rest.height {
+            RestHeight::Fixed => d,
+            RestHeight::FromSize { sigma_mm } => self.at_measured_height(d, sigma_mm),
+            RestHeight::Uncertain { sigma_mm } => self.widened_for_height(d, sigma_mm),
         })
     }
 
     /// A detection at a height nothing fixes, measured with standard
-    /// uncertainty `height_sigma_mm`: its footprint moves along the line of
-    /// sight with the height, so its uncertainty grows by that much.
-    pub fn at_measured_height(&self, mut d: Detection, height_sigma_mm: f64) -> Detection {
+    /// uncertainty `height_sigma_mm` from its outline's size.
+    pub fn at_measured_height(&self, d: Detection, height_sigma_mm: f64) -> Detection {
+        Detection { measured_by: MeasuredBy::HeightFromSize, ..self.widened_for_height(d, height_sigma_mm) }
+    }
+
+    /// A detection whose height has standard uncertainty `height_sigma_mm`:
+    /// its footprint moves along the line of sight with the height, so its
+    /// uncertainty grows by that much.
+    pub fn widened_for_height(&self, mut d: Detection, height_sigma_mm: f64) -> Detection {
         let along = self.sideways_per_height(d.footprint.centre.at_height(d.top_z_mm)) * height_sigma_mm;
         d.sigma_mm = d.sigma_mm.hypot(along);
-        d.measured_by = MeasuredBy::HeightFromSize;
         d
     }
 
@@ -182,6 +196,7 @@ impl<'a> Ctx<'a> {
             mm_per_px: held.mm_per_px,
             doubt,
             measured_by: MeasuredBy::of_fit(&held),
+            outline_radius_mm: Some(fit.footprint.radius_mm),
         })
     }
 

@@ -43,7 +43,7 @@ pub(super) struct DiscModel {
 
 impl DiscModel {
     pub fn new(p: PieceSize, s: &Sjoelbak) -> DiscModel {
-        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: false };
+        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: false };
         DiscModel {
             shape,
             partitions: s.partitions(),

@@ -12,6 +12,7 @@ mod washer;
 mod weight;
 
 pub use leaner::{LeanerFit, LEANER_POSE_SIGMA_MM};
+pub use weight::{WeightCap, CAP_RING_MIN_MM, MAX_CAP_RECESS_MM};
 
 use super::proposals::{self, Blob};
 use super::verify::{Ctx, PieceShape};
@@ -34,14 +35,25 @@ pub const AREA_MISMATCH_FRACTION: f64 = 0.4;
 pub(super) struct Rest {
     pub z_mm: f64,
     pub fit: CircleFit,
-    /// `None`: a height the board fixes (its surface, a cup's floor, a gutter).
-    pub height_sigma_mm: Option<f64>,
+    pub height: RestHeight,
+}
+
+/// How well a rest height is known.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum RestHeight {
+    /// The board fixes it (its surface, a cup's floor, a gutter), or the set-up gives it.
+    Fixed,
+    /// Measured from the outline's apparent size, with this standard uncertainty (mm).
+    FromSize { sigma_mm: f64 },
+    /// Neither fixed nor measured (a weight's cap set into its body by an
+    /// amount not given): this standard uncertainty (mm) about the height taken.
+    Uncertain { sigma_mm: f64 },
 }
 
 impl Rest {
     /// At a height the board fixes.
     pub fn fixed(z_mm: f64, fit: CircleFit) -> Rest {
-        Rest { z_mm, fit, height_sigma_mm: None }
+        Rest { z_mm, fit, height: RestHeight::Fixed }
     }
 }
 
@@ -85,11 +97,11 @@ pub(super) trait PieceModel: Send + Sync {
     fn settle(&self, _cx: &Ctx, _out: &mut Detections) {}
 }
 
-/// The model of a board's pieces (`cap_radius_mm`: a weight's cap smaller than its body).
-pub(super) fn model_for(board: &Board, cap_radius_mm: Option<f64>) -> Box<dyn PieceModel> {
+/// The model of a board's pieces (`cap`: what the set-up says of a weight's cap).
+pub(super) fn model_for(board: &Board, cap: WeightCap) -> Box<dyn PieceModel> {
     let p = board.piece();
     match &board.layout {
-        Layout::Shuffleboard(s) => Box::new(weight::WeightModel::new(p, s, cap_radius_mm)),
+        Layout::Shuffleboard(s) => Box::new(weight::WeightModel::new(p, s, cap)),
         Layout::Washer(w) => Box::new(washer::WasherModel::new(p, w)),
         Layout::Sjoelbak(s) => Box::new(disc::DiscModel::new(p, s)),
     }

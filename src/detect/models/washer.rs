@@ -3,7 +3,7 @@
 //! a hole's rim, or on the ground beside the board. Its rest height comes from
 //! its outline's apparent size and where its line of sight can reach.
 
-use super::{found_already, leaner, stack, Partial, PieceModel, Rest, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
+use super::{found_already, leaner, stack, Partial, PieceModel, Rest, RestHeight, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
 use crate::board::{PieceSize, WasherBoard};
 use crate::detect::proposals::Blob;
 use crate::detect::verify::{hole_under, Ctx, PieceShape};
@@ -43,7 +43,7 @@ pub(super) struct WasherModel {
 
 impl WasherModel {
     pub fn new(p: PieceSize, w: &WasherBoard) -> WasherModel {
-        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
+        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
         WasherModel { shape, w: w.clone() }
     }
 
@@ -167,7 +167,7 @@ impl PieceModel for WasherModel {
         match nearest.map(|(_, rest)| rest) {
             Some(Resting::Cup(hole, c)) => Ok(Rest::fixed(bottom_top, self.cup_search(cx, hole, c, class)?)),
             Some(Resting::Ground(c)) => match cx.fit(Footprint::new(c, r), ground_top, class) {
-                Ok(fit) => Ok(Rest { z_mm: ground_top, fit, height_sigma_mm: Some(ground_sigma) }),
+                Ok(fit) => Ok(Rest { z_mm: ground_top, fit, height: RestHeight::FromSize { sigma_mm: ground_sigma } }),
                 Err(_) => Ok(Rest::fixed(surface_top, first)),
             },
             Some(Resting::Surface) | None => Ok(Rest::fixed(surface_top, first)),
@@ -229,6 +229,7 @@ impl PieceModel for WasherModel {
             mm_per_px: cx.mm_per_px(lean.centre),
             doubt: None,
             measured_by: MeasuredBy::LeaningPose,
+            outline_radius_mm: None,
         })
     }
 

@@ -1,27 +1,79 @@
 //! The shuffleboard weight: a chrome body whose coloured cap (the whole top, or a
 //! smaller disc with a chrome ring round it and a number printed on it) is
-//! measured at the weight's height; on the surface, or one gutter's depth lower
+//! measured at the cap's height; on the surface, or one gutter's depth lower
 //! when it lies in the gutter. The cap and the body are concentric: the cap's
-//! outline places the body, whose footprint the calls use.
+//! outline places the body, whose footprint the calls use. A cap narrower than
+//! the body is set into it, its face at the body's top or below: where the
+//! set-up does not say how far below, that height is uncertain and so is the
+//! footprint, along the line of sight.
 
-use super::{PieceModel, Rest};
+use super::{PieceModel, Rest, RestHeight};
 use crate::board::{PieceSize, Shuffleboard};
 use crate::detect::verify::{Ctx, PieceShape};
 use crate::detect::DetectError;
 use crate::geom::Footprint;
 use crate::measure::CircleFit;
 
+/// A cap not given may be smaller than the body: the first outline fit reaches
+/// in to this fraction of the body's radius (23.5 mm on the regulation weight;
+/// a smaller cap is given in the set-up), no further, so that its probes start
+/// outside a number printed on a cap's middle.
+pub const UNKNOWN_CAP_MIN_FRACTION: f64 = 0.8;
+/// A cap narrower than the body by more than this (mm) has a chrome ring round
+/// it, and may be set below the ring's top; within it, it is the whole top (its
+/// outline's radius scatters by a few tenths of a mm).
+pub const CAP_RING_MIN_MM: f64 = 1.0;
+/// How far below the body's top a cap set into it may lie when the set-up does
+/// not say (mm): a fifth of the regulation weight's 25 mm; deeper, the ring
+/// would hide the cap's edge from the oblique views boards are watched from.
+pub const MAX_CAP_RECESS_MM: f64 = 5.0;
+
+/// What the set-up says of the weights' caps.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WeightCap {
+    /// The cap's radius (mm); `None`: not given (the whole top, or learned from a frame).
+    pub radius_mm: Option<f64>,
+    /// How far the cap's face lies below the body's top (mm); `None`: not given.
+    pub recess_mm: Option<f64>,
+}
+
 pub(super) struct WeightModel {
     shape: PieceShape,
     gutter_depth_mm: f64,
+    /// The cap face's height and, where not given, its standard uncertainty.
+    face_z_mm: f64,
+    face_sigma_mm: Option<f64>,
 }
 
 impl WeightModel {
-    /// `cap_radius_mm`: the coloured cap's radius where it is smaller than the body.
-    pub fn new(p: PieceSize, s: &Shuffleboard, cap_radius_mm: Option<f64>) -> WeightModel {
-        let outline = cap_radius_mm.unwrap_or(p.radius_mm);
-        let shape = PieceShape { kind: p.kind, radius_mm: outline, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
-        WeightModel { shape, gutter_depth_mm: s.construction.gutter_depth_mm }
+    pub fn new(p: PieceSize, s: &Shuffleboard, cap: WeightCap) -> WeightModel {
+        let body = p.radius_mm;
+        let outline = cap.radius_mm.unwrap_or(body);
+        let smallest = if cap.radius_mm.is_some() { outline } else { UNKNOWN_CAP_MIN_FRACTION * body };
+        let shape = PieceShape {
+            kind: p.kind,
+            radius_mm: outline,
+            smallest_outline_mm: smallest,
+            footprint_radius_mm: body,
+            top_z_mm: p.thickness_mm,
+            team_coloured: true,
+        };
+        // A recess not given is anywhere from none to the most: its middle, with
+        // the standard deviation of a uniform spread.
+        let ringed = outline < body - CAP_RING_MIN_MM;
+        let (face_z_mm, face_sigma_mm) = match (ringed, cap.recess_mm) {
+            (false, _) => (p.thickness_mm, None),
+            (true, Some(r)) => (p.thickness_mm - r, None),
+            (true, None) => (p.thickness_mm - MAX_CAP_RECESS_MM / 2.0, Some(MAX_CAP_RECESS_MM / 12f64.sqrt())),
+        };
+        WeightModel { shape, gutter_depth_mm: s.construction.gutter_depth_mm, face_z_mm, face_sigma_mm }
+    }
+
+    fn height(&self) -> RestHeight {
+        match self.face_sigma_mm {
+            Some(sigma_mm) => RestHeight::Uncertain { sigma_mm },
+            None => RestHeight::Fixed,
+        }
     }
 }
 
@@ -30,18 +82,25 @@ impl PieceModel for WeightModel {
         self.shape
     }
 
-    /// A weight off the surface lies in the gutter, lower by the gutter's
-    /// depth: the same image outline is measured again at that height.
+    /// The cap's outline, seen at the grid's height (the body's top), is
+    /// measured again at the cap face's height; a weight off the surface lies
+    /// in the gutter, lower by the gutter's depth, and is measured there.
     fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<Rest, DetectError> {
-        let (z, surface) = (self.shape.top_z_mm, &cx.geo.board.surface);
+        let (top, surface) = (self.shape.top_z_mm, &cx.geo.board.surface);
+        let at = |fit: &CircleFit, from: f64, z: f64| -> Option<CircleFit> {
+            let start = cx.along_sight(fit.footprint.centre.at_height(from), z)?;
+            cx.fit(Footprint::new(start, fit.footprint.radius_mm), z, class).ok()
+        };
+        let face = self.face_z_mm;
+        let fit = if (face - top).abs() > f64::EPSILON { at(&fit, top, face).unwrap_or(fit) } else { fit };
+        let rest = |z: f64, fit: CircleFit| Rest { z_mm: z, fit, height: self.height() };
         if surface.contains(fit.footprint.centre) {
-            return Ok(Rest::fixed(z, fit));
+            return Ok(rest(face, fit));
         }
-        let low = z - self.gutter_depth_mm;
-        let start = cx.along_sight(fit.footprint.centre.at_height(z), low).unwrap_or(fit.footprint.centre);
-        match cx.fit(Footprint::new(start, fit.footprint.radius_mm), low, class) {
-            Ok(again) if !surface.contains(again.footprint.centre) => Ok(Rest::fixed(low, again)),
-            _ => Ok(Rest::fixed(z, fit)),
+        let low = face - self.gutter_depth_mm;
+        match at(&fit, face, low) {
+            Some(again) if !surface.contains(again.footprint.centre) => Ok(rest(low, again)),
+            _ => Ok(rest(face, fit)),
         }
     }
 }
