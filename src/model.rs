@@ -350,14 +350,14 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
                     .filter(|(_, dist, _)| *dist < h.radius() + LEANER_REACH_MM)
                     .min_by(|a, b| a.2.cmp(&b.2).then(a.1.total_cmp(&b.1)));
                 match candidate {
-                    Some((i, dist, on_bottom)) => {
+                    Some((i, dist, flat)) => {
                         let d = &mut detections.pieces[i];
                         d.tilt_deg = MODEL_LEANER_TILT_DEG;
                         let mut why = Vec::new();
                         if p_lean < CONFIDENT_P {
                             why.push(format!("hole model: leaner at p = {p_lean:.2}"));
                         }
-                        if on_bottom {
+                        if flat {
                             why.push("hole model calls a leaner where the outline fits flat in the cup".to_string());
                         }
                         if dist >= h.radius() {
@@ -479,7 +479,19 @@ mod tests {
         let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 3.2)], unexplained: vec![] };
         refine_washers(&board, &[state(1, [0.7, 0.0, 0.3, 0.0, 0.0, 0.0])], &mut d);
         let doubt = d.pieces[0].doubt.as_deref().unwrap_or_default();
-        assert!(doubt.contains("p = 0.70") && doubt.contains("cup bottom"), "{doubt}");
+        assert!(doubt.contains("p = 0.70") && doubt.contains("fits flat in the cup"), "{doubt}");
+    }
+
+    #[test]
+    fn a_confident_leaner_over_an_outline_flat_on_a_washer_in_the_cup_is_flagged() {
+        let board = Board::load("holeyboard").unwrap();
+        let h = board.washer().unwrap().holes[1];
+        // The outline fitted one washer's thickness above the cup's bottom
+        // washer: a washer lying on another, not leaning.
+        let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 2.0 * 3.2)], unexplained: vec![] };
+        refine_washers(&board, &[state(1, [0.97, 0.0, 0.03, 0.0, 0.0, 0.0])], &mut d);
+        let doubt = d.pieces[0].doubt.as_deref().unwrap_or_default();
+        assert!(doubt.contains("fits flat in the cup") && !doubt.contains("p = "), "{doubt}");
     }
 
     #[test]

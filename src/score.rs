@@ -342,6 +342,7 @@ impl Session {
             crate::model::refine_washers(board, &states, &mut detections);
             place_leaners(det, view, board, &mut detections);
             place_cup_washers(det, view, board, &mut detections);
+            model_only_to_review(board, &mut detections);
             // Two parts of one piece's colour, measured apart and placed by one
             // pose (a leaner's part above the surface and its part in the hole): one piece.
             let r = board.piece().radius_mm;
@@ -445,6 +446,22 @@ fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &
             d.sigma_mm = d.sigma_mm.max(crate::detect::LEANER_POSE_SIGMA_MM);
         }
     }
+}
+
+/// The learned model proposes, geometry decides: a washer the hole model alone
+/// sees (no outline, no colour on the cup's floor placed it) is not scored; it
+/// is reported unexplained, so the frame needs review.
+fn model_only_to_review(board: &Board, detections: &mut Detections) {
+    let area_mm2 = std::f64::consts::PI * board.piece().radius_mm.powi(2);
+    let (seen, kept): (Vec<_>, Vec<_>) = detections.pieces.drain(..).partition(|d| d.measured_by == MeasuredBy::HoleModel);
+    detections.pieces = kept;
+    detections.unexplained.extend(seen.into_iter().map(|d| crate::detect::Unexplained {
+        kind: d.kind,
+        team: d.team,
+        centre: d.footprint.centre,
+        area_mm2,
+        reason: d.doubt.unwrap_or_else(|| "seen by the hole model only".to_string()) + ": not scored",
+    }));
 }
 
 /// Washers the hole model alone saw flat in a cup (placed at the hole's

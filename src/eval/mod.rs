@@ -357,6 +357,10 @@ pub fn render_text(r: &EvalReport) -> String {
             .filter(|p| p.call != p.truth_call)
             .map(|p| format!("{} {}->{}{}", p.id, p.truth_call, p.call, if p.review { " (review)" } else { "" }))
             .chain(x.extra.iter().map(|e| format!("extra {} {}", e.id, e.call)))
+            .chain((!x.score_right && x.error.is_none()).then(|| {
+                let show = |v: &Option<serde_json::Value>| v.as_ref().map_or("none".to_string(), |v| v.to_string());
+                format!("round {} where the truth scores {}", show(&x.score), show(&x.truth_score))
+            }))
             .collect();
         let _ = writeln!(s, "  wrong: {}: {}{}", x.name, x.error.clone().unwrap_or_default(), wrong.join("; "));
     }
