@@ -35,24 +35,35 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The fixture re-rendered with the new colours (once for all tests): the frame and its fixture.
+/// A pale blue: sRGB (0.66, 0.72, 0.92) paint, rendered at hue 222 and
+/// saturation 0.22-0.24, straddling the standard blue's floor (0.25) as the
+/// pale caps of the external renders do; these are its linear values.
+const PALE_BLUE: [f64; 3] = [0.393, 0.478, 0.831];
+
+/// The fixture re-rendered with other team colours: the frame and its fixture.
+fn render_with(red: [f64; 3], blue: [f64; 3], tag: &str) -> (Frame, Fixture) {
+    let dir = root().join("fixtures/scenes").join(FIXTURE);
+    let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
+    ls.scene.appearance.red_colour = red;
+    ls.scene.appearance.blue_colour = blue;
+    let img = boardcall::render::render(&ls, 2);
+    let scratch = common::scratch("team_colours", tag);
+    let path = scratch.join("image.png");
+    img.save(&path).unwrap();
+    (Frame::load(&path).unwrap(), Fixture::load(&dir).unwrap())
+}
+
+/// The fixture re-rendered with the new colours (once for all tests).
 fn scene() -> &'static (Frame, Fixture) {
     static SCENE: OnceLock<(Frame, Fixture)> = OnceLock::new();
-    SCENE.get_or_init(|| {
-        let dir = root().join("fixtures/scenes").join(FIXTURE);
-        let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
-        ls.scene.appearance.red_colour = CRIMSON;
-        ls.scene.appearance.blue_colour = VIOLET;
-        let img = boardcall::render::render(&ls, 2);
-        let scratch = common::scratch("team_colours", "render");
-        let path = scratch.join("image.png");
-        img.save(&path).unwrap();
-        (Frame::load(&path).unwrap(), Fixture::load(&dir).unwrap())
-    })
+    SCENE.get_or_init(|| render_with(CRIMSON, VIOLET, "render"))
 }
 
 fn score(cfg: DetectorConfig) -> FrameReport {
-    let (frame, f) = scene();
+    score_scene(scene(), cfg)
+}
+
+fn score_scene((frame, f): &(Frame, Fixture), cfg: DetectorConfig) -> FrameReport {
     let board = Board::load(&f.truth.board).unwrap();
     let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
     score_frame(frame, &board, &f.camera, PoseInput::Trusted(pose), cfg, FoulLine::Long).unwrap().0
@@ -88,6 +99,20 @@ fn the_standard_colours_alone_flag_the_frame_instead_of_dropping_its_pieces() {
         let on_own = f.truth.pieces.iter().any(|t| t.team == p.team && (p.x_mm - t.footprint.centre.x_mm).hypot(p.y_mm - t.footprint.centre.y_mm) < SAME_PIECE_MM);
         assert!(on_own, "{p:?}");
     }
+}
+
+#[test]
+fn pale_pieces_below_their_teams_floor_flag_the_frame_with_their_team() {
+    let pale = render_with(CRIMSON, PALE_BLUE, "pale");
+    let report = score_scene(&pale, DetectorConfig { teams_source: TeamsSource::Given, ..Default::default() });
+    assert!(report.needs_review, "{report:?}");
+    let (_, f) = &pale;
+    let blues = f.truth.pieces.iter().filter(|t| t.team == Some(Team::Blue)).count();
+    let read = report.pieces.iter().filter(|p| p.team == Some(Team::Blue)).count();
+    // Every blue piece is either read or named as pale paint of blue's hue, never dropped silently.
+    let pale_reasons = report.review_reasons.iter().filter(|r| r.contains("Blue's hue") && r.contains("paler than its colour allows")).count();
+    assert!(read + pale_reasons >= blues, "{read} read, {pale_reasons} named of {blues}: {:?}", report.review_reasons);
+    assert!(pale_reasons > 0, "{:?}", report.review_reasons);
 }
 
 #[test]

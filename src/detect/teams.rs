@@ -20,6 +20,17 @@ use std::path::Path;
 const PAINT_MIN_SATURATION: f32 = 0.3;
 /// Paint darker than this (value, 0..1) is shadow: the standard classes' floors are 0.10-0.12.
 const PAINT_MIN_VALUE: f32 = 0.12;
+/// A team's hue at least this saturated, but below the team's own floor, is
+/// pale paint of that hue: a cap washed out by light or made pale (seen at
+/// 0.20-0.35 on renders we did not draw). A grey surface's hue noise and a
+/// cool light's tint on pale wood stay below it. Such paint, piece-sized and
+/// not accounted for by a piece, makes the frame need review: it is never
+/// scored as a piece by its colour alone, and never silently dropped.
+const PALE_PAINT_MIN_SATURATION: f32 = 0.15;
+/// Pale paint is paint in the light, at least this bright (value): colour as
+/// unsaturated and darker is a shadow or a hole's inside lit by a cool sky
+/// (own renders: 0.15-0.35 at 0.20 saturation), not a piece.
+const PALE_PAINT_MIN_VALUE: f32 = 0.5;
 /// A hue within this many degrees of the board's own (its surface cells'
 /// saturation-weighted mean hue) is the board: lacquered wood varies by
 /// 10-15 degrees over its grain and under the fixtures' lights.
@@ -241,9 +252,10 @@ fn paint(hsv: [f32; 3], board: Option<f32>) -> bool {
     hsv[1] >= PAINT_MIN_SATURATION && hsv[2] >= PAINT_MIN_VALUE && board.is_none_or(|b| hue_distance(hsv[0], b) > BOARD_HUE_MARGIN_DEG)
 }
 
-/// Paint of no team's hue, on the playing surface, in `mask` (opened like the
-/// teams' masks); whether there is any (most frames have none: the opening and
-/// the blobs are then skipped).
+/// Paint no team's colour explains, on the playing surface, in `mask` (opened
+/// like the teams' masks): of no team's hue, or of a team's hue but paler than
+/// its floor (down to [`PALE_PAINT_MIN_SATURATION`]); whether there is any (most
+/// frames have none: the opening and the blobs are then skipped).
 pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) -> bool {
     let ([h, s, v], seen) = (cx.hsv, &cx.geo.surface_cells);
     // Every cell of every frame: written without branches (as the teams' own
@@ -259,7 +271,12 @@ pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) -
         let (hh, ss, vv) = (h[i], s[i], v[i]);
         let off_board = !(near(hh, b) <= BOARD_HUE_MARGIN_DEG);
         let in_team = windows.iter().fold(false, |acc, &(c, tol)| acc | (near(hh, c) <= tol));
-        let foreign = seen[i] & (ss >= PAINT_MIN_SATURATION) & (vv >= PAINT_MIN_VALUE) & off_board & !in_team;
+        // A team's hue down to the pale floor, its own colour included: a pale
+        // piece's cells straddle the team's floor. Blobs mostly of the team's
+        // own colour are left to the team's accounting (`unexplained_colour`).
+        let paler = (ss >= PALE_PAINT_MIN_SATURATION) & (vv >= PALE_PAINT_MIN_VALUE) & in_team;
+        let other = (ss >= PAINT_MIN_SATURATION) & !in_team;
+        let foreign = seen[i] & (vv >= PAINT_MIN_VALUE) & off_board & (other | paler);
         *m = if foreign { 255 } else { 0 };
     }
     if !mask.iter().any(|&m| m > 0) {
@@ -285,21 +302,26 @@ pub(super) fn unexplained_colour(cx: &Ctx, foreign: &GrayImage, out: &Detections
     }
     blobs_of(&left)
         .into_iter()
-        .map(|cells| Blob::of(g, cells, shape.radius_mm))
+        // Sized by the smallest coloured outline a piece may show (a weight's cap).
+        .map(|cells| Blob::of(g, cells, shape.smallest_outline_mm))
         .filter(|b| b.pieces >= FOREIGN_MIN_PIECES && !b.thin)
-        .map(|b| {
+        .filter_map(|b| {
             let hue = blob_hue(cx, &b).unwrap_or(f32::NAN);
-            Unexplained {
+            let sat = blob_saturation(cx, &b);
+            let paler = cx.teams.iter().find(|t| hue_distance(hue, t.colour.hue_deg) <= t.colour.hue_tolerance_deg);
+            let what = match paler {
+                // Mostly the team's own colour: its accounting reports it.
+                Some(t) if sat >= t.colour.min_saturation => return None,
+                Some(t) => format!("of team {:?}'s hue ({hue:.0} degrees) but paler than its colour allows (saturation {sat:.2}): a pale piece?", t.team),
+                None => format!("of a colour no team's colour explains (hue {hue:.0} degrees): a piece of another colour?"),
+            };
+            Some(Unexplained {
                 kind: shape.kind,
-                team: None,
+                team: paler.map(|t| t.team),
                 centre: b.centre,
                 area_mm2: b.area_mm2,
-                reason: format!(
-                    "{:.2} pieces' worth of a colour no team's colour explains (hue {hue:.0} degrees): a piece of another colour? \
-                     give the teams' colours (--team, a pieces file)",
-                    b.pieces
-                ),
-            }
+                reason: format!("{:.2} pieces' worth {what} give the teams' colours (--team, a pieces file)", b.pieces),
+            })
         })
         .collect()
 }
@@ -414,6 +436,12 @@ fn blob_hue(cx: &Ctx, b: &Blob) -> Option<f32> {
         let i = r as usize * cols + c as usize;
         (h[i], s[i])
     }))
+}
+
+/// The median saturation of a blob's cells.
+fn blob_saturation(cx: &Ctx, b: &Blob) -> f32 {
+    let ([_, s, _], cols) = (cx.hsv, cx.geo.grid.cols as usize);
+    median(b.cells.iter().map(|&(c, r)| s[r as usize * cols + c as usize]).collect()).unwrap_or(f32::NAN)
 }
 
 /// At most `k` hue centres of weighted hues (degrees, weight): k-means on the
