@@ -100,11 +100,21 @@ const MIN_SEGMENT_FRACTION: f64 = 0.06;
 /// Segments within this angle and distance are one line.
 const MERGE_ANGLE_RAD: f64 = 1.5 * std::f64::consts::PI / 180.0;
 const MERGE_DIST_PX: f64 = 2.5;
-/// How many of the longest lines are tried as the surface's long sides, and as cross lines.
-const SIDE_CANDIDATES: usize = 14;
-const CROSS_CANDIDATES: usize = 24;
+/// How many of the longest lines are tried as the surface's long sides, and as
+/// cross lines. A tiled floor or a rail brings dozens of long lines; the cheap
+/// [`spans_between`] test keeps the combinations that are scored few.
+const SIDE_CANDIDATES: usize = 30;
+const CROSS_CANDIDATES: usize = 60;
+/// Samples of a construction edge, at the hypothesis score's spacing, for it to
+/// count in the score where at least half of them hit (a few stray hits are chance).
+const HYPOTHESIS_AGREE_SAMPLES: usize = 5;
 /// Hypotheses kept for refinement.
 const REFINE_CANDIDATES: usize = 14;
+/// Hypotheses given a short fit over the wide search ranges before ranking.
+const COARSE_CANDIDATES: usize = 14;
+/// The wide ranges of [`SEARCH_SCHEDULE_PX`] that the short fit runs, and its steps per range.
+const COARSE_RANGES: usize = 0;
+const COARSE_ITERATIONS: usize = 3;
 /// Of those, at most this many per model cross line the image line is read as (first pass).
 const STARTS_PER_READING: usize = 2;
 /// Model sampling steps along projected edges, px: coarse for scoring
@@ -239,12 +249,58 @@ pub struct ModelEdge {
     /// Whether the edge tells the board's ends apart (a line, a hole, the gate
     /// bar); the bare outline looks the same turned round.
     pub identifying: bool,
+    /// Whether the rules fix the edge (the surface's outline, lines, holes, the
+    /// partitions' and gate bar's feet). The rest is the maker's construction
+    /// (gutters, rails, walls, the gate bar's height), taken at its nominal size:
+    /// it proposes starting poses and hides what it would hide, and is never
+    /// fitted nor decides the verdict.
+    pub fixed: bool,
     /// For an edge of an upright face (a gate bar block's front, a wall's inner
     /// side): the step across the face to its opposite edge, board mm (down from
     /// a top edge, up from a foot). Seen edge-on, such a face shows neither edge
     /// reliably (`MIN_FACE_PX`).
     pub face_across_mm: Option<[f64; 3]>,
+    /// For the foot of an upright face of unknown height (a partition's side, the
+    /// gate bar's front): the face's outward horizontal normal `[x, y]`. The foot
+    /// shows only to a camera on that side; from the other side the face itself,
+    /// however high it is, stands between.
+    pub facing: Option<[f64; 2]>,
+    /// How the edge moves with the construction parameters ([`BoardModel::params`]):
+    /// empty for the rules-fixed features.
+    pub moves: Vec<EdgeMove>,
 }
+
+/// A construction dimension the maker chooses (a gutter's width, a wall's
+/// height): fitted with the pose from its nominal value within its range, and
+/// held near the nominal value by a weak prior where the view does not show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConstructionParam {
+    pub name: &'static str,
+    pub nominal_mm: f64,
+    pub min_mm: f64,
+    pub max_mm: f64,
+}
+
+impl ConstructionParam {
+    /// The prior's standard deviation: a quarter of the range, so the prior is
+    /// negligible against any edge that shows the dimension and decides it where none does.
+    fn prior_sigma_mm(&self) -> f64 {
+        0.125 * (self.max_mm - self.min_mm)
+    }
+}
+
+/// How an edge's endpoints `a`, `b` move per millimetre of one construction parameter, board mm.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EdgeMove {
+    pub param: usize,
+    pub a: [f64; 3],
+    pub b: [f64; 3],
+}
+
+/// Most construction parameters a board model has (sizes the fit's fixed arrays).
+pub const MAX_PARAMS: usize = 6;
+/// Unknowns of the fit: the pose's six and the construction's.
+const MAX_UNKNOWNS: usize = 6 + MAX_PARAMS;
 
 /// A family of straight edges in one horizontal plane: two long sides
 /// `x = +-half_width` and cross lines at known `y`. Any two sides and one cross
@@ -274,6 +330,8 @@ pub struct BoardModel {
     /// Stretches of `y` where the surface has nothing across it: a straight image
     /// edge across the board there means the pose is wrong (the board read back to front).
     pub clear_spans_mm: Vec<(f64, f64)>,
+    /// The construction dimensions fitted with the pose (at most [`MAX_PARAMS`]).
+    pub params: Vec<ConstructionParam>,
 }
 
 /// Clearance kept around every modelled feature when looking for unexplained lines, mm.
@@ -303,16 +361,36 @@ fn clear_spans(len: f64, mut blocked: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 // edge read as its inner one puts the camera 4 % too close). They are outline edges
 // (symmetric, not identifying) and their solids hide what is behind them.
 
-/// The four sides of the horizontal rectangle `lo..hi` at height `z`, as outline edges.
-fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi: [f64; 2], z: f64) {
+/// The move of an edge from `a` to `b` per mm of `param`: each endpoint by its own step.
+fn mv(param: usize, a: [f64; 3], b: [f64; 3]) -> EdgeMove {
+    EdgeMove { param, a, b }
+}
+
+/// The four sides of the horizontal rectangle `lo..hi` at height `z`, as
+/// construction edges: the rectangle grows outward by a millimetre per
+/// millimetre of each `grow` parameter and rises with each `rise` parameter
+/// (with the given sign).
+fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi: [f64; 2], z: f64, grow: &[usize], rise: &[(usize, f64)]) {
     let p = |x: f64, y: f64| BoardPoint3::new(x, y, z);
+    let centre = [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1])];
+    let out = |q: BoardPoint3| [(q.x_mm - centre[0]).signum(), (q.y_mm - centre[1]).signum(), 0.0];
     for (side, a, b) in [
         ("+x", p(hi[0], lo[1]), p(hi[0], hi[1])),
         ("-x", p(lo[0], hi[1]), p(lo[0], lo[1])),
         ("target end", p(lo[0], lo[1]), p(hi[0], lo[1])),
         ("far end", p(hi[0], hi[1]), p(lo[0], hi[1])),
     ] {
-        edges.push(ModelEdge { name: format!("{name} {side}"), shape: EdgeShape::Segment { a, b }, identifying: false, face_across_mm: None });
+        let mut moves: Vec<EdgeMove> = grow.iter().map(|&k| mv(k, out(a), out(b))).collect();
+        moves.extend(rise.iter().map(|&(k, f)| mv(k, [0.0, 0.0, f], [0.0, 0.0, f])));
+        edges.push(ModelEdge {
+            name: format!("{name} {side}"),
+            shape: EdgeShape::Segment { a, b },
+            identifying: false,
+            fixed: false,
+            face_across_mm: None,
+            facing: None,
+            moves,
+        });
     }
 }
 
@@ -322,7 +400,7 @@ impl BoardModel {
         let len = board.surface.length_mm;
         let p = |x: f64, y: f64| BoardPoint3::new(x, y, 0.0);
         let p3 = |x: f64, y: f64, z: f64| BoardPoint3::new(x, y, z);
-        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, face_across_mm: None };
+        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, fixed: true, face_across_mm: None, facing: None, moves: Vec::new() };
         let outline = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { identifying: false, ..seg(name, a, b) };
         let mut edges = vec![
             outline("side +x", p(hw, 0.0), p(hw, len)),
@@ -331,6 +409,7 @@ impl BoardModel {
             outline("far end", p(hw, len), p(-hw, len)),
         ];
         let mut ladders = Vec::new();
+        let mut params = Vec::new();
         let mut occluders = Vec::new();
         let mut blocked: Vec<(f64, f64)> = Vec::new();
         let mut key_points = vec![
@@ -357,8 +436,8 @@ impl BoardModel {
                     key_points.push((format!("{name} -x end"), p(-hw, y)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: cross });
-                // The table: the surface slab, the gutter trough `d` deep and `g` wide
-                // all round, and rails beyond it standing `rh` above the surface.
+                // The table at its nominal build: the surface slab, the gutter trough
+                // `d` deep and `g` wide all round, rails beyond it `rh` above the surface.
                 let (g, d) = (s.construction.gutter_width_mm, s.construction.gutter_depth_mm);
                 let (rw, rh, bottom) = (s.construction.rail_width_mm, s.construction.rail_height_mm, -s.construction.table_depth_mm);
                 let (x0, x1) = (hw + g, hw + g + rw);
@@ -367,52 +446,96 @@ impl BoardModel {
                 occluders.push(Occluder { min: [-x1, -g - rw, bottom], max: [-x0, len + g + rw, rh] });
                 occluders.push(Occluder { min: [-x0, -g - rw, bottom], max: [x0, -g, rh] });
                 occluders.push(Occluder { min: [-x0, len + g, bottom], max: [x0, len + g + rw, rh] });
-                box_edges(&mut edges, "surface slab foot", [-hw, 0.0], [hw, len], -d);
-                box_edges(&mut edges, "rail inner top", [-x0, -g], [x0, len + g], rh);
-                box_edges(&mut edges, "rail inner foot", [-x0, -g], [x0, len + g], -d);
-                box_edges(&mut edges, "rail outer top", [-x1, -g - rw], [x1, len + g + rw], rh);
+                // Fitted with the pose: every table has its own (ranges: tables sold and
+                // home-built, from a shallow 40 mm trough to a 130 mm one, rails flush to high).
+                let (pg, pd, prw, prh) = (0, 1, 2, 3);
+                params.push(ConstructionParam { name: "gutter width", nominal_mm: g, min_mm: 40.0, max_mm: 130.0 });
+                params.push(ConstructionParam { name: "gutter depth", nominal_mm: d, min_mm: 10.0, max_mm: 120.0 });
+                params.push(ConstructionParam { name: "rail width", nominal_mm: rw, min_mm: 20.0, max_mm: 160.0 });
+                params.push(ConstructionParam { name: "rail height", nominal_mm: rh, min_mm: 0.0, max_mm: 120.0 });
+                box_edges(&mut edges, "surface slab foot", [-hw, 0.0], [hw, len], -d, &[], &[(pd, -1.0)]);
+                box_edges(&mut edges, "rail inner top", [-x0, -g], [x0, len + g], rh, &[pg], &[(prh, 1.0)]);
+                box_edges(&mut edges, "rail inner foot", [-x0, -g], [x0, len + g], -d, &[pg], &[(pd, -1.0)]);
+                box_edges(&mut edges, "rail outer top", [-x1, -g - rw], [x1, len + g + rw], rh, &[pg, prw], &[(prh, 1.0)]);
             }
             Layout::Sjoelbak(s) => {
+                // The walls at their nominal build.
                 let wh = s.construction.wall_height_mm;
                 let (t, fl) = (s.construction.wall_thickness_mm, s.construction.floor_board_thickness_mm);
-                edges.push(outline("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh)));
-                edges.push(outline("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh)));
-                // The top of the back wall's inner face.
-                edges.push(ModelEdge { face_across_mm: Some([0.0, 0.0, -wh]), ..seg("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh)) });
-                // The walls' outer top edges and feet, the far end's faces (floor board and wall ends).
-                edges.push(outline("side +x wall outer top", p3(hw + t, -t, wh), p3(hw + t, len, wh)));
-                edges.push(outline("side -x wall outer top", p3(-hw - t, len, wh), p3(-hw - t, -t, wh)));
-                edges.push(outline("back wall outer top", p3(hw + t, -t, wh), p3(-hw - t, -t, wh)));
-                edges.push(outline("side +x wall outer foot", p3(hw + t, -t, -fl), p3(hw + t, len, -fl)));
-                edges.push(outline("side -x wall outer foot", p3(-hw - t, len, -fl), p3(-hw - t, -t, -fl)));
-                edges.push(outline("back wall outer foot", p3(hw + t, -t, -fl), p3(-hw - t, -t, -fl)));
-                edges.push(outline("far end foot", p3(-hw - t, len, -fl), p3(hw + t, len, -fl)));
-                for x in [hw, hw + t, -hw, -hw - t] {
-                    edges.push(outline(&format!("wall end at x = {x}"), p3(x, len, -fl), p3(x, len, wh)));
+                let built = |name: &str, a: BoardPoint3, b: BoardPoint3, moves: Vec<EdgeMove>| ModelEdge { identifying: false, fixed: false, moves, ..seg(name, a, b) };
+                // Fitted with the pose (ranges: toy boxes to heavy club boards).
+                let (pwh, pt, pfl, pph, pgh) = (0, 1, 2, 3, 4);
+                params.push(ConstructionParam { name: "wall height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0 });
+                params.push(ConstructionParam { name: "wall thickness", nominal_mm: t, min_mm: 5.0, max_mm: 60.0 });
+                params.push(ConstructionParam { name: "floor board thickness", nominal_mm: fl, min_mm: 0.0, max_mm: 80.0 });
+                params.push(ConstructionParam { name: "partition height", nominal_mm: s.construction.partition_height_mm, min_mm: 3.0, max_mm: 60.0 });
+                params.push(ConstructionParam { name: "gate bar height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0 });
+                let (up, down) = ([0.0, 0.0, 1.0], [0.0, 0.0, -1.0]);
+                let rise = |k: usize| vec![mv(k, up, up)];
+                // The surface's sides and back end are the feet of the walls' inner faces.
+                for e in edges.iter_mut().take(3) {
+                    e.face_across_mm = Some([0.0, 0.0, wh]);
+                }
+                edges.push(built("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh), rise(pwh)));
+                edges.push(built("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh), rise(pwh)));
+                edges.push(ModelEdge { face_across_mm: Some([0.0, 0.0, -wh]), ..built("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh), rise(pwh)) });
+                for sx in [1.0, -1.0] {
+                    let (xo, ys) = (sx * (hw + t), if sx > 0.0 { [-t, len] } else { [len, -t] });
+                    let thick = |y: f64| [sx, if y < 0.0 { -1.0 } else { 0.0 }, 0.0];
+                    let side = if sx > 0.0 { "+x" } else { "-x" };
+                    let (a, b) = (thick(ys[0]), thick(ys[1]));
+                    edges.push(built(&format!("side {side} wall outer top"), p3(xo, ys[0], wh), p3(xo, ys[1], wh), vec![mv(pt, a, b), mv(pwh, up, up)]));
+                    edges.push(built(&format!("side {side} wall outer foot"), p3(xo, ys[0], -fl), p3(xo, ys[1], -fl), vec![mv(pt, a, b), mv(pfl, down, down)]));
+                }
+                let (back_a, back_b) = ([1.0, -1.0, 0.0], [-1.0, -1.0, 0.0]);
+                edges.push(built("back wall outer top", p3(hw + t, -t, wh), p3(-hw - t, -t, wh), vec![mv(pt, back_a, back_b), mv(pwh, up, up)]));
+                edges.push(built("back wall outer foot", p3(hw + t, -t, -fl), p3(-hw - t, -t, -fl), vec![mv(pt, back_a, back_b), mv(pfl, down, down)]));
+                edges.push(built("far end foot", p3(-hw - t, len, -fl), p3(hw + t, len, -fl), vec![mv(pt, [-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]), mv(pfl, down, down)]));
+                for (x, outer) in [(hw, false), (hw + t, true), (-hw, false), (-hw - t, true)] {
+                    let mut moves = vec![mv(pfl, down, [0.0; 3]), mv(pwh, [0.0; 3], up)];
+                    if outer {
+                        moves.push(mv(pt, [x.signum(), 0.0, 0.0], [x.signum(), 0.0, 0.0]));
+                    }
+                    edges.push(built(&format!("wall end at x = {x}"), p3(x, len, -fl), p3(x, len, wh), moves));
                 }
                 for x in [hw, -hw] {
                     let xo = x + t * x.signum();
-                    edges.push(outline(&format!("wall end top at x = {x}"), p3(x, len, wh), p3(xo, len, wh)));
+                    edges.push(built(&format!("wall end top at x = {x}"), p3(x, len, wh), p3(xo, len, wh), vec![mv(pwh, up, up), mv(pt, [0.0; 3], [x.signum(), 0.0, 0.0])]));
                 }
                 for x in [hw + t, -hw - t] {
-                    edges.push(outline(&format!("back corner at x = {x}"), p3(x, -t, -fl), p3(x, -t, wh)));
+                    let out = [x.signum(), -1.0, 0.0];
+                    edges.push(built(&format!("back corner at x = {x}"), p3(x, -t, -fl), p3(x, -t, wh), vec![mv(pt, out, out), mv(pfl, down, [0.0; 3]), mv(pwh, [0.0; 3], up)]));
                 }
                 occluders.push(Occluder { min: [-hw, 0.0, -fl], max: [hw, len, 0.0] });
                 occluders.push(Occluder { min: [hw, -t, -fl], max: [hw + t, len, wh] });
                 occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [-hw, len, wh] });
                 occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [hw + t, 0.0, wh] });
-                // The partitions: low dividers from the back wall to the gate bar.
-                let (ph, half) = (s.construction.partition_height_mm, s.partition_width_mm / 2.0);
+                let ph = s.construction.partition_height_mm;
                 for x in s.partitions() {
+                    let half = s.partition_width_mm / 2.0;
                     occluders.push(Occluder { min: [x - half, 0.0, 0.0], max: [x + half, s.gate_back_mm, ph] });
                     for xx in [x - half, x + half] {
-                        edges.push(outline(&format!("partition top at x = {xx}"), p3(xx, 0.0, ph), p3(xx, s.gate_back_mm, ph)));
-                        edges.push(outline(&format!("partition foot at x = {xx}"), p3(xx, 0.0, 0.0), p3(xx, s.gate_back_mm, 0.0)));
+                        edges.push(ModelEdge { identifying: true, ..built(&format!("partition top at x = {xx}"), p3(xx, 0.0, ph), p3(xx, s.gate_back_mm, ph), rise(pph)) });
                     }
                 }
-                // The gate bar: blocks between the openings, as high as the walls.
+                ladders.push(Ladder { z_mm: wh, half_width_mm: hw, cross_lines_mm: vec![0.0, s.gate_back_mm, s.gate_front_mm] });
+                ladders.push(Ladder { z_mm: wh, half_width_mm: hw + t, cross_lines_mm: vec![-t] });
+                ladders.push(Ladder { z_mm: -fl, half_width_mm: hw + t, cross_lines_mm: vec![-t, len] });
+                // The partitions' feet: what the rules fix of them is where they stand.
+                let half = s.partition_width_mm / 2.0;
+                for x in s.partitions() {
+                    for (xx, out) in [(x - half, -1.0), (x + half, 1.0)] {
+                        edges.push(ModelEdge {
+                            facing: Some([out, 0.0]),
+                            face_across_mm: Some([0.0, 0.0, s.construction.partition_height_mm]),
+                            ..seg(&format!("partition foot at x = {xx}"), p(xx, 0.0), p(xx, s.gate_back_mm))
+                        });
+                    }
+                }
+                // The gate bar's feet: its front and back faces between the openings and the
+                // openings' sides, all on the surface. How it is built above (blocks, a bridged
+                // bar, its height) is the maker's choice.
                 let (gb, gf) = (s.gate_back_mm, s.gate_front_mm);
-                // Compartments, partitions and the gate bar: everything up to the bar's front.
                 blocked.push((0.0, gf));
                 let mut xs = vec![-hw];
                 for c in &s.compartments {
@@ -426,16 +549,16 @@ impl BoardModel {
                         continue;
                     }
                     occluders.push(Occluder { min: [x0, gb, 0.0], max: [x1, gf, wh] });
-                    let (up, down) = (Some([0.0, 0.0, wh]), Some([0.0, 0.0, -wh]));
-                    edges.push(ModelEdge { face_across_mm: up, ..seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)) });
-                    edges.push(ModelEdge { face_across_mm: up, ..seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)) });
-                    edges.push(ModelEdge { face_across_mm: down, ..seg(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh)) });
-                    // Its top face against the surface beyond it: often the same wood in the same light.
-                    edges.push(ModelEdge { face_across_mm: down, ..outline(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh)) });
-                    for x in [x0, x1] {
+                    let down = Some([0.0, 0.0, -wh]);
+                    edges.push(ModelEdge { face_across_mm: down, identifying: true, ..built(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh), rise(pgh)) });
+                    edges.push(ModelEdge { face_across_mm: down, identifying: true, ..built(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh), rise(pgh)) });
+                    let face = Some([0.0, 0.0, wh]);
+                    edges.push(ModelEdge { facing: Some([0.0, 1.0]), face_across_mm: face, ..seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)) });
+                    edges.push(ModelEdge { facing: Some([0.0, -1.0]), face_across_mm: face, ..seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)) });
+                    for (x, out) in [(x0, -1.0), (x1, 1.0)] {
                         if x.abs() < hw - 1e-9 {
-                            edges.push(ModelEdge { face_across_mm: down, ..seg(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh)) });
-                            edges.push(seg(&format!("gate bar {i} front corner at x = {x}"), p3(x, gf, 0.0), p3(x, gf, wh)));
+                            edges.push(ModelEdge { facing: Some([out, 0.0]), face_across_mm: face, ..seg(&format!("gate bar {i} foot at x = {x}"), p(x, gb), p(x, gf)) });
+                            edges.push(ModelEdge { face_across_mm: down, identifying: true, ..built(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh), rise(pgh)) });
                         }
                     }
                 }
@@ -443,22 +566,33 @@ impl BoardModel {
                     key_points.push((format!("gate {} centre", c.value), p(c.x_mm, gf)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, gb, gf, len] });
-                ladders.push(Ladder { z_mm: wh, half_width_mm: hw, cross_lines_mm: vec![0.0, gb, gf] });
-                // The walls' outer edges, the strongest lines in view (wall against the floor).
-                ladders.push(Ladder { z_mm: wh, half_width_mm: hw + t, cross_lines_mm: vec![-t] });
-                ladders.push(Ladder { z_mm: -fl, half_width_mm: hw + t, cross_lines_mm: vec![-t, len] });
             }
             Layout::Washer(w) => {
                 for h in &w.holes {
                     blocked.push((h.y_mm - h.radius(), h.y_mm + h.radius()));
                     let name = format!("hole {} at ({}, {})", h.value, h.x_mm, h.y_mm);
-                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, face_across_mm: None });
+                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, fixed: true, face_across_mm: None, facing: None, moves: Vec::new() });
                     key_points.push((format!("{name} centre"), p(h.x_mm, h.y_mm)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, len] });
             }
         }
-        BoardModel { edges, ladders, occluders, key_points, clear_spans_mm: clear_spans(len, blocked) }
+        debug_assert!(params.len() <= MAX_PARAMS);
+        BoardModel { edges, ladders, occluders, key_points, clear_spans_mm: clear_spans(len, blocked), params }
+    }
+
+    /// Segment `a`-`b` of `edge` with the construction parameters `cons` mm off
+    /// their nominal values (missing entries count as nominal).
+    fn segment_at(edge: &ModelEdge, a: BoardPoint3, b: BoardPoint3, cons: &[f64]) -> (BoardPoint3, BoardPoint3) {
+        let (mut a, mut b) = (pt(a), pt(b));
+        for m in &edge.moves {
+            let c = cons.get(m.param).copied().unwrap_or(0.0);
+            for i in 0..3 {
+                a[i] += c * m.a[i];
+                b[i] += c * m.b[i];
+            }
+        }
+        (BoardPoint3::new(a[0], a[1], a[2]), BoardPoint3::new(b[0], b[1], b[2]))
     }
 
     /// Whether the board itself hides board point `x` from a camera at `eye`.
@@ -511,6 +645,10 @@ pub struct FeatureFit {
     pub inliers: usize,
     /// RMS normal distance of the inliers, px.
     pub rms_px: f64,
+    /// Whether the rules fix the feature ([`ModelEdge::fixed`]). Only those are
+    /// fitted and decide the verdict; a construction feature (at its nominal size)
+    /// is listed to show whether this table is built like that.
+    pub fixed: bool,
 }
 
 /// The stage's output: the camera pose in the board frame and the evidence for it.
@@ -726,6 +864,8 @@ impl Gradients {
 #[derive(Debug, Clone, Copy)]
 struct Sample {
     edge: usize,
+    /// Where along a segment edge the sample lies (0 at `a`, 1 at `b`, in 3D).
+    t: f64,
     /// Camera-frame point.
     xc: [f64; 3],
     p: [f64; 2],
@@ -737,9 +877,16 @@ fn inside(p: [f64; 2], w: f64, h: f64) -> bool {
 }
 
 /// Points along every model edge, `step` px apart in the image, with their image normals.
-fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, out: &mut Vec<Sample>) {
+/// `cons`: the construction parameters' offsets from nominal, mm (empty: nominal).
+fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
     out.clear();
-    sample_edges(model, pose, cam, step, out);
+    sample_edges(model, pose, cam, step, cons, out);
+    let eye = pose.centre();
+    out.retain(|s| {
+        let e = &model.edges[s.edge];
+        let (Some(n), EdgeShape::Segment { a, .. }) = (e.facing, e.shape) else { return true };
+        n[0] * (eye.x_mm - a.x_mm) + n[1] * (eye.y_mm - a.y_mm) > 0.0
+    });
     if !model.occluders.is_empty() {
         // Back to board coordinates to test the ray to the camera against the board's own boxes.
         let eye = pt(pose.centre());
@@ -753,11 +900,12 @@ fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, 
     }
 }
 
-fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, out: &mut Vec<Sample>) {
+fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
     let (w, h) = (cam.image_width as f64, cam.image_height as f64);
     for (ei, e) in model.edges.iter().enumerate() {
         match e.shape {
             EdgeShape::Segment { a, b } => {
+                let (a, b) = BoardModel::segment_at(e, a, b, cons);
                 let (mut ac, mut bc) = (pose.to_camera(a), pose.to_camera(b));
                 // Clip to the part in front of the camera.
                 if ac[2] <= NEAR_MM && bc[2] <= NEAR_MM {
@@ -808,7 +956,11 @@ fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, 
                     let xc = [ac[0] + t * (bc[0] - ac[0]), ac[1] + t * (bc[1] - ac[1]), ac[2] + t * (bc[2] - ac[2])];
                     if let Some(p) = project(cam, xc) {
                         if inside(p, w, h) {
-                            out.push(Sample { edge: ei, xc, p, n });
+                            // The 3D parameter along the unclipped segment.
+                            let (a0, b0) = (pose.to_camera(a), pose.to_camera(b));
+                            let d3 = sub3(b0, a0);
+                            let t3 = dot3(sub3(xc, a0), d3) / dot3(d3, d3).max(1e-12);
+                            out.push(Sample { edge: ei, t: t3, xc, p, n });
                         }
                     }
                 }
@@ -835,7 +987,7 @@ fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, 
                     if n[0] * (p[0] - pc[0]) + n[1] * (p[1] - pc[1]) < 0.0 {
                         n = [-n[0], -n[1]];
                     }
-                    out.push(Sample { edge: ei, xc, p, n });
+                    out.push(Sample { edge: ei, t: 0.0, xc, p, n });
                 }
             }
         }
@@ -850,6 +1002,58 @@ fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, 
 struct ImageLine {
     l: [f64; 3],
     support_px: f64,
+    /// The extent of its segments along the line's direction `(l[1], -l[0])`, px.
+    span: [f64; 2],
+}
+
+impl ImageLine {
+    /// The position of image point `p` along the line's direction, px.
+    fn along(&self, p: [f64; 2]) -> f64 {
+        p[0] * self.l[1] - p[1] * self.l[0]
+    }
+
+    /// The intersection with another line; `None` if (nearly) parallel.
+    fn meet(&self, other: &ImageLine) -> Option<[f64; 2]> {
+        let p = cross3(self.l, other.l);
+        (p[2].abs() > 1e-12).then(|| [p[0] / p[2], p[1] / p[2]])
+    }
+}
+
+/// How far a cross line's segments may run past the sides it spans, as a share
+/// of the distance between them (plus [`CROSS_OVERRUN_PX`]): painted lines,
+/// ends and gate-bar feet stop at the surface's edges, while floor tiles, table
+/// edges and rails run on.
+const CROSS_OVERRUN_SHARE: f64 = 0.1;
+const CROSS_OVERRUN_PX: f64 = 6.0;
+/// A cross line must show over this share of the distance between the sides
+/// (pieces and glare hide the rest).
+const CROSS_MIN_SHARE: f64 = 0.3;
+/// The sides' segments must come within this share of the distance between the
+/// sides of where the cross line meets them (a side may be hidden in part).
+const SIDE_REACH_SHARE: f64 = 1.0;
+
+/// Whether `cross` could be a line across the surface between sides `a` and `b`
+/// in the image: it spans most of the way from one to the other and no further,
+/// and both sides reach it.
+fn spans_between(a: &ImageLine, b: &ImageLine, cross: &ImageLine) -> bool {
+    let (Some(pa), Some(pb)) = (cross.meet(a), cross.meet(b)) else { return false };
+    let width = (pa[0] - pb[0]).hypot(pa[1] - pb[1]);
+    if !(width > 2.0 * CROSS_OVERRUN_PX) {
+        return false;
+    }
+    let (ta, tb) = (cross.along(pa), cross.along(pb));
+    let (lo, hi) = (ta.min(tb), ta.max(tb));
+    let slack = CROSS_OVERRUN_SHARE * width + CROSS_OVERRUN_PX;
+    let [c0, c1] = cross.span;
+    if c0 < lo - slack || c1 > hi + slack || (c1.min(hi) - c0.max(lo)) < CROSS_MIN_SHARE * width {
+        return false;
+    }
+    let reach = SIDE_REACH_SHARE * width;
+    let near = |side: &ImageLine, p: [f64; 2]| {
+        let t = side.along(p);
+        t >= side.span[0] - reach && t <= side.span[1] + reach
+    };
+    near(a, pa) && near(b, pb)
 }
 
 fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
@@ -877,7 +1081,7 @@ fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
         }
         if !joined {
             let l = [-dy, dx, -(-dy * s[0] + dx * s[1])];
-            clusters.push((ImageLine { l, support_px: len }, vec![i]));
+            clusters.push((ImageLine { l, support_px: len, span: [0.0, 0.0] }, vec![i]));
         }
     }
     // Refit each cluster to its segments' endpoints and midpoints, weighted by length.
@@ -905,7 +1109,10 @@ fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
             let th = 0.5 * (2.0 * sxy).atan2(sxx - syy);
             let (dx, dy) = (th.cos(), th.sin());
             let (a, b) = (-dy, dx);
-            ImageLine { l: [a, b, -(a * mu[0] + b * mu[1])], support_px: line.support_px }
+            let along = |p: [f64; 2]| p[0] * b - p[1] * a;
+            let ts = members.iter().flat_map(|&i| [along([segs[i][0], segs[i][1]]), along([segs[i][2], segs[i][3]])]);
+            let span = ts.fold([f64::INFINITY, f64::NEG_INFINITY], |s, t| [s[0].min(t), s[1].max(t)]);
+            ImageLine { l: [a, b, -(a * mu[0] + b * mu[1])], support_px: line.support_px, span }
         })
         .collect()
 }
@@ -966,10 +1173,33 @@ fn pose_from_lines(cam: &Camera, side_pos: &ImageLine, side_neg: &ImageLine, cro
 // The localiser.
 
 /// The result of refining one pose.
+/// A pose being fitted with the construction's dimensions and the edges' polarities.
+#[derive(Clone)]
+struct Fit {
+    pose: CameraPose,
+    /// The construction parameters' offsets from nominal, mm ([`BoardModel::params`]).
+    cons: Vec<f64>,
+    /// Per model edge: the sign of its image gradient across it, 0 if not known.
+    polarity: Vec<f32>,
+    polarity_learned: bool,
+}
+
+impl Fit {
+    fn start(pose: CameraPose, model: &BoardModel) -> Fit {
+        Fit { pose, cons: vec![0.0; model.params.len()], polarity: vec![0.0; model.edges.len()], polarity_learned: false }
+    }
+}
+
 struct Refined {
     pose: CameraPose,
+    /// The construction parameters' offsets from nominal, mm ([`BoardModel::params`]).
+    construction: Vec<f64>,
     /// Inlier count times coverage: the score hypotheses are ranked by.
     score: f64,
+    /// The same over the rules-fixed features alone: what a rival pose must match
+    /// to make the frame ambiguous (a free construction dimension can make a
+    /// shifted pose fit a wall or bar top as well as the true one).
+    fixed_score: f64,
     coverage: f64,
     rms_px: f64,
     inliers: usize,
@@ -977,8 +1207,8 @@ struct Refined {
     features: Vec<FeatureFit>,
     /// `y` of a straight line across the board that the model does not have.
     phantom_line_mm: Option<f64>,
-    /// Whether some edge that tells the ends apart is confirmed.
-    identified: bool,
+    /// Why the features that tell the board apart do not confirm it, if they do not.
+    unconfirmed: Option<String>,
 }
 
 /// How well the board's edges fit an image at a refined pose ([`Locator::edge_fit`]).
@@ -1017,6 +1247,10 @@ pub struct Locator {
     probe_points: Vec<[f64; 3]>,
     /// The best pose of the last run, refused or not (for overlays showing why).
     last_candidate: Option<CameraPose>,
+    /// The construction fitted with it (offsets from nominal, mm), for the overlay.
+    last_construction: Vec<f64>,
+    pub debug_truth: Option<CameraPose>,
+    pub debug_second: Option<(CameraPose, Vec<f64>)>,
 }
 
 impl Locator {
@@ -1042,7 +1276,14 @@ impl Locator {
             samples: Vec::new(),
             probe_points,
             last_candidate: None,
+            last_construction: Vec::new(),
+            debug_truth: None,
+            debug_second: None,
         }
+    }
+
+    pub fn set_last_construction(&mut self, c: Vec<f64>) {
+        self.last_construction = c;
     }
 
     pub fn model(&self) -> &BoardModel {
@@ -1114,6 +1355,7 @@ impl Locator {
         let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
         let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
         let mut samples = std::mem::take(&mut self.samples);
+        let mut tally: Vec<(usize, usize)> = Vec::new();
         for ladder in &self.model.ladders {
             for (i, a) in sides.iter().enumerate() {
                 for (j, b) in sides.iter().enumerate() {
@@ -1121,7 +1363,7 @@ impl Locator {
                         continue;
                     }
                     for (k, c) in crosses.iter().enumerate() {
-                        if k == i || k == j {
+                        if k == i || k == j || !spans_between(a, b, c) {
                             continue;
                         }
                         for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
@@ -1131,12 +1373,24 @@ impl Locator {
                             if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
                                 continue;
                             }
-                            sample_model(&self.model, &pose, &cam, SCORE_STEP_PX, &mut samples);
+                            sample_model(&self.model, &pose, &cam, SCORE_STEP_PX, &[], &mut samples);
                             if samples.is_empty() {
                                 continue;
                             }
-                            let hits = samples.iter().filter(|s| self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some()).count();
-                            let score = hits as f64 * hits as f64 / samples.len() as f64;
+                            // The fixed features count; the construction's edges (nominal
+                            // here) only where they agree, never against.
+                            tally.clear();
+                            tally.resize(self.model.edges.len(), (0, 0));
+                            for s in &samples {
+                                let hit = self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some();
+                                tally[s.edge].0 += 1;
+                                tally[s.edge].1 += usize::from(hit);
+                            }
+                            let (n, hits) = self.model.edges.iter().zip(&tally).filter(|(e, t)| e.fixed || (t.0 >= HYPOTHESIS_AGREE_SAMPLES && t.1 * 2 >= t.0)).fold((0usize, 0usize), |(n, h), (_, t)| (n + t.0, h + t.1));
+                            if n == 0 {
+                                continue;
+                            }
+                            let score = hits as f64 * hits as f64 / n as f64;
                             hyps.push((score, pose, yi));
                         }
                     }
@@ -1145,6 +1399,20 @@ impl Locator {
         }
         self.samples = samples;
         hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
+        if let Some(t) = self.debug_truth {
+            let mut shown = 0;
+            for (rank, (sc, p, yi)) in hyps.iter().enumerate() {
+                let d = self.image_distance(&cam, &t, p);
+                if d < 15.0 && shown < 3 {
+                    eprintln!("DBG hyp rank {rank}/{} score {sc:.1} (best {:.1}) reading {yi} dist {d:.1}px", hyps.len(), hyps[0].0);
+                    shown += 1;
+                }
+            }
+            if shown == 0 {
+                let best = hyps.iter().map(|(_, p, _)| self.image_distance(&cam, &t, p)).fold(f64::INFINITY, f64::min);
+                eprintln!("DBG no hyp within 15 px of truth; nearest {best:.1}px; {} lines", lines.len());
+            }
+        }
         // Keep the best distinct hypotheses, a few for every reading of the cross
         // line: the best overall score alone can favour a board read back to front
         // (fewer model edges in view, all matched).
@@ -1152,7 +1420,7 @@ impl Locator {
         let mut per_reading = vec![0usize; self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0)];
         for pass in 0..2 {
             for (_, p, yi) in &hyps {
-                if starts.len() >= REFINE_CANDIDATES {
+                if starts.len() >= COARSE_CANDIDATES {
                     break;
                 }
                 if pass == 0 && per_reading[*yi] >= STARTS_PER_READING {
@@ -1167,8 +1435,39 @@ impl Locator {
         if starts.is_empty() {
             return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
         }
-        let mut refined: Vec<Refined> = starts.iter().filter_map(|p| self.refine(&cam, *p)).collect();
+        // A hypothesis from three image lines is only as good as those lines: a
+        // short fit over the wide search ranges brings each near its own optimum,
+        // and the verdict there ranks them far better than the lines' score.
+        let (coarse_ranges, fine_ranges) = SEARCH_SCHEDULE_PX.split_at(COARSE_RANGES);
+        let mut coarse: Vec<(bool, f64, Fit)> = Vec::new();
+        for p in &starts {
+            let Some(fit) = self.fit(&cam, Fit::start(*p, &self.model), coarse_ranges, COARSE_ITERATIONS) else { continue };
+            let Some(r) = self.verdict(&cam, fit.clone()) else { continue };
+            coarse.push((self.check(&r).is_ok(), r.score, fit));
+        }
+        coarse.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
+        let mut chosen: Vec<Fit> = Vec::new();
+        for (_, _, fit) in coarse {
+            if chosen.len() >= REFINE_CANDIDATES {
+                break;
+            }
+            if chosen.iter().all(|q| self.image_distance(&cam, &fit.pose, &q.pose) > SAME_POSE_PX) {
+                chosen.push(fit);
+            }
+        }
+        let mut refined: Vec<Refined> = Vec::new();
+        for fit in chosen {
+            if let Some(r) = self.fit(&cam, fit, fine_ranges, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&cam, f)) {
+                refined.push(r);
+            }
+        }
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
+        if let Some(t) = self.debug_truth {
+            for r in &refined {
+                eprintln!("DBG refined fixed {:.0} score {:.0} dist {:.1}px check {:?} cons {:?}", r.fixed_score, r.score, self.image_distance(&cam, &t, &r.pose), self.check(r).err().map(|e| e.to_string().chars().take(80).collect::<String>()), self.model.params.iter().zip(&r.construction).map(|(p, c)| format!("{} {:.1}", p.name, p.nominal_mm + c)).collect::<Vec<_>>());
+                if r.unconfirmed.is_none() && self.image_distance(&cam, &t, &r.pose) > 5.0 { self.debug_second = Some((r.pose, r.construction.clone())); }
+            }
+        }
         // Candidates that pass every check on their own compete; the rest only explain a refusal.
         let (good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
         let Some(best) = good.first() else {
@@ -1176,12 +1475,14 @@ impl Locator {
                 return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });
             };
             self.last_candidate = Some(r.pose);
+            self.last_construction = r.construction.clone();
             return Err(self.check(r).expect_err("a rejected candidate fails a check"));
         };
         self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
         // A different pose that also passes and scores nearly as well: refuse rather than guess.
         if let Some(second) = good.iter().skip(1).find(|r| self.image_distance(&cam, &best.pose, &r.pose) > DIFFERENT_POSE_PX) {
-            if second.score >= self.cfg.ambiguity_ratio * best.score {
+            if second.score >= self.cfg.ambiguity_ratio * best.score && second.fixed_score >= self.cfg.ambiguity_ratio * best.fixed_score {
                 return Err(LocateError::Ambiguous {
                     best: best.score,
                     second: second.score,
@@ -1251,6 +1552,7 @@ impl Locator {
             return Err(LocateError::GivenPoseRejected { reason: "the board's edges are not near where it puts them".into() });
         };
         self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
         // The given pose was what failed, not a search: say so, with what disagreed.
         self.check(&best).map_err(|e| match e {
             LocateError::NotFound { reason } | LocateError::PoorFit { reason } => LocateError::GivenPoseRejected { reason },
@@ -1265,7 +1567,8 @@ impl Locator {
         self.prepare(und)?;
         let mut img = und.image.clone();
         let mut samples = std::mem::take(&mut self.samples);
-        sample_model(&self.model, pose, &und.camera, 2.0, &mut samples);
+        let cons = self.last_construction.clone();
+        sample_model(&self.model, pose, &und.camera, 2.0, &cons, &mut samples);
         for s in &samples {
             let ok = self.grad.search(s.p, s.n, INLIER_PX * 2.0, 0.0).is_some_and(|(o, _)| o.abs() <= INLIER_PX);
             let colour = if ok { opencv::core::Scalar::new(0.0, 255.0, 0.0, 0.0) } else { opencv::core::Scalar::new(0.0, 0.0, 255.0, 0.0) };
@@ -1328,6 +1631,57 @@ impl Locator {
         None
     }
 
+    /// Share of the surface's long sides in view where the surface is what lies
+    /// just inside the edge. The rules fix the surface and where it ends; around it
+    /// each maker builds differently (gutters, rails, walls), and those outlines run
+    /// parallel to the sides. A pose caught on one of them has a band of gutter,
+    /// rail or wall just inside its "side" instead of the surface further in.
+    /// Each sample compares the colour [`STRIP_PX`] inside and outside the edge
+    /// with the surface's colour [`INTERIOR_MM`] further in: the inside must be the
+    /// nearer. `None` when the sides are not seen at length.
+    fn surface_inside_share(&self, cam: &Camera, pose: &CameraPose) -> Option<f64> {
+        // Just off the edge, past its blur.
+        const STRIP_PX: f64 = 3.0 * BLUR_SIGMA_PX;
+        // Far enough in to be past any gutter, rail or wall band a wrong pose could
+        // take for the edge, near enough to share its light; less than a quarter of
+        // the narrowest board.
+        const INTERIOR_MM: f64 = 60.0;
+        const MIN_SAMPLES: usize = 20;
+        let Some(ladder) = self.model.ladders.first() else { return None };
+        let hw = ladder.half_width_mm;
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let len = self.model.key_points.iter().map(|(_, p)| p.y_mm).fold(0.0f64, f64::max);
+        let colour = |p: [f64; 2]| -> Option<[f64; 3]> {
+            if !inside(p, w, h) {
+                return None;
+            }
+            let v = self.blurred.at_2d::<opencv::core::Vec3b>(p[1].round() as i32, p[0].round() as i32).ok()?;
+            Some([v[0] as f64, v[1] as f64, v[2] as f64])
+        };
+        let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        let (mut seen, mut inside_nearer) = (0usize, 0usize);
+        let rows = (len / PROBE_SPACING_MM * 4.0).ceil().max(1.0) as usize;
+        for sign in [1.0, -1.0] {
+            for i in 0..=rows {
+                let y = len * i as f64 / rows as f64;
+                let edge = project(cam, pose.to_camera(BoardPoint3::new(sign * hw, y, 0.0)));
+                let far = project(cam, pose.to_camera(BoardPoint3::new(sign * (hw - INTERIOR_MM), y, 0.0)));
+                let (Some(e), Some(f)) = (edge, far) else { continue };
+                let d = [f[0] - e[0], f[1] - e[1]];
+                let l = d[0].hypot(d[1]);
+                if l < 2.0 * STRIP_PX {
+                    continue;
+                }
+                let n = [d[0] / l, d[1] / l];
+                let at = |k: f64| colour([e[0] + k * n[0], e[1] + k * n[1]]);
+                let (Some(cin), Some(cout), Some(cfar)) = (at(STRIP_PX), at(-STRIP_PX), colour(f)) else { continue };
+                seen += 1;
+                inside_nearer += usize::from(dist(cin, cfar) < dist(cout, cfar));
+            }
+        }
+        (seen >= MIN_SAMPLES).then(|| inside_nearer as f64 / seen as f64)
+    }
+
     /// The checks a pose must pass on its own.
     fn check(&self, best: &Refined) -> Result<(), LocateError> {
         let cfg = &self.cfg;
@@ -1345,10 +1699,8 @@ impl Locator {
                 ),
             });
         }
-        if !best.identified {
-            return Err(LocateError::NotFound {
-                reason: "the board's outline fits but its lines, holes or gate bar do not confirm it (absent, hidden, or the pose is wrong)".into(),
-            });
+        if let Some(why) = &best.unconfirmed {
+            return Err(LocateError::NotFound { reason: format!("the board's outline fits but {why} (absent, hidden, or the pose is wrong)") });
         }
         if let Some(y) = best.phantom_line_mm {
             return Err(LocateError::NotFound {
@@ -1369,30 +1721,49 @@ impl Locator {
         Ok(())
     }
 
-    /// Moving-edges refinement from `start`; `None` if it loses the board.
+    /// Moving-edges refinement from `start` over the whole schedule, then the
+    /// verdict's measurements; `None` if it loses the board.
     fn refine(&mut self, cam: &Camera, start: CameraPose) -> Option<Refined> {
+        let fit = self.fit(cam, Fit::start(start, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE)?;
+        self.verdict(cam, fit)
+    }
+
+    /// Moving-edges refinement of `fit` through the search ranges `schedule`
+    /// (px, widest first), at most `iterations` steps per range; `None` if it
+    /// loses the board. Edge polarities are learned after the first range of a
+    /// fit that has not learned them yet.
+    fn fit(&mut self, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
         let n_edges = self.model.edges.len();
-        let mut pose = start;
-        let mut polarity = vec![0.0f32; n_edges];
         let mut samples = std::mem::take(&mut self.samples);
         let mut found: Vec<Option<(f64, f32)>> = Vec::new();
-        for (stage, &range) in SEARCH_SCHEDULE_PX.iter().enumerate() {
+        // The construction's dimensions (mm off nominal) are fitted with the pose:
+        // at a wrong nominal size its edges would pull the pose by the difference.
+        let params = &self.model.params;
+        let Fit { pose, cons, polarity, polarity_learned } = &mut fit;
+        for &range in schedule {
             let step_px = if range >= COARSE_RANGE_PX { COARSE_REFINE_STEP_PX } else { REFINE_STEP_PX };
-            for _ in 0..ITERATIONS_PER_RANGE {
-                sample_model(&self.model, &pose, cam, step_px, &mut samples);
+            for _ in 0..iterations {
+                sample_model(&self.model, pose, cam, step_px, cons, &mut samples);
                 found.clear();
                 found.extend(samples.iter().map(|s| self.grad.search(s.p, s.n, range, polarity[s.edge])));
-                let Some(step) = gauss_newton_step(cam, &samples, &found, range) else {
+                let Some(step) = gauss_newton_step(cam, &self.model, pose, &samples, &found, range, cons) else {
                     self.samples = samples;
                     return None;
                 };
-                pose = perturbed(&pose, &step.delta);
+                *pose = perturbed(pose, &step.delta);
+                let mut cons_moved = 0.0f64;
+                for (i, (c, p)) in cons.iter_mut().zip(params).enumerate() {
+                    let next = (*c + step.cons[i]).clamp(p.min_mm - p.nominal_mm, p.max_mm - p.nominal_mm);
+                    cons_moved = cons_moved.max((next - *c).abs());
+                    *c = next;
+                }
                 let moved = step.delta[..3].iter().map(|v| v * v).sum::<f64>().sqrt() * 1000.0 + step.delta[3..].iter().map(|v| v * v).sum::<f64>().sqrt();
-                if moved < 1e-3 {
+                if moved < 1e-3 && cons_moved < 1e-3 {
                     break;
                 }
             }
-            if stage == 0 {
+            if !*polarity_learned {
+                *polarity_learned = true;
                 // Learn each edge's polarity from its matches (a dark stripe's two
                 // edges have opposite signs, a hole is darker than the wood, ...).
                 let mut sum = vec![(0.0f64, 0usize); n_edges];
@@ -1411,42 +1782,96 @@ impl Locator {
                 }
             }
         }
-        // The verdict's measurements at the final pose.
-        sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &mut samples);
-        let total = samples.len();
+        self.samples = samples;
+        Some(fit)
+    }
+
+    /// The verdict's measurements at a fitted pose: coverage, inliers, sigma,
+    /// per-feature fits and whether the ends are told apart.
+    fn verdict(&mut self, cam: &Camera, fit: Fit) -> Option<Refined> {
+        let n_edges = self.model.edges.len();
+        let params = &self.model.params;
+        let Fit { pose, cons, polarity, .. } = fit;
+        let mut samples = std::mem::take(&mut self.samples);
+        // The verdict's measurements at the final pose, over the fixed features.
+        sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &cons, &mut samples);
+        // Samples on a face seen edge-on are left out: there the face's two edges
+        // are one in the image, and either may be the one found ([`MIN_FACE_PX`]).
+        if std::env::var_os("BOARDCALL_DEBUG_FEATURES").is_some() {
+            for s in samples.iter().step_by(40) {
+                let e = &self.model.edges[s.edge];
+                if e.name.starts_with("side") {
+                    eprintln!("   {} at {:?} edge-on {}", e.name, s.p, on_edge_on_face(e, &pose, cam, s));
+                }
+            }
+        }
+        samples.retain(|s| !on_edge_on_face(&self.model.edges[s.edge], &pose, cam, s));
+        let total = samples.iter().filter(|s| self.model.edges[s.edge].fixed).count();
         let mut per: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); n_edges];
         // (samples, inliers) of the identifying edges that can tell: not on a face seen edge-on.
         let mut per_id: Vec<(usize, usize)> = vec![(0, 0); n_edges];
         let (mut inl, mut ss) = (0usize, 0.0f64);
-        let mut jtj = [[0.0f64; 6]; 6];
+        // The information of every inlier (construction edges too: fitted, they
+        // constrain the pose as much as their dimensions leave free).
+        let unknowns = 6 + params.len();
+        let mut jtj = [[0.0f64; MAX_UNKNOWNS]; MAX_UNKNOWNS];
+        // The information of the rules-fixed identifying features alone (lines, holes,
+        // gate openings): whether they pin the pose without the outline.
+        let mut jtj_id = [[0.0f64; 6]; 6];
         for s in &samples {
             per[s.edge].0 += 1;
             let edge = &self.model.edges[s.edge];
-            let judged = edge.identifying && !on_edge_on_face(edge, &pose, cam, s);
+            let judged = edge.identifying;
             per_id[s.edge].0 += usize::from(judged);
-            if let Some((off, _)) = self.grad.search(s.p, s.n, INLIER_PX * 2.0, polarity[s.edge]) {
-                if off.abs() <= INLIER_PX {
-                    per_id[s.edge].1 += usize::from(judged);
-                    inl += 1;
-                    ss += off * off;
-                    per[s.edge].1 += 1;
-                    per[s.edge].2 += off * off;
-                    let j = normal_jacobian(cam, s);
-                    for a in 0..6 {
-                        for b in 0..6 {
-                            jtj[a][b] += j[a] * j[b];
-                        }
+            let Some((off, _)) = self.grad.search(s.p, s.n, INLIER_PX * 2.0, polarity[s.edge]) else { continue };
+            if off.abs() > INLIER_PX {
+                continue;
+            }
+            per_id[s.edge].1 += usize::from(judged);
+            per[s.edge].1 += 1;
+            per[s.edge].2 += off * off;
+            if edge.fixed {
+                inl += 1;
+                ss += off * off;
+            }
+            let j = normal_jacobian(cam, &self.model, &pose, s);
+            for a in 0..unknowns {
+                for b in 0..unknowns {
+                    jtj[a][b] += j[a] * j[b];
+                }
+            }
+            if edge.fixed && edge.identifying {
+                for a in 0..6 {
+                    for b in 0..6 {
+                        jtj_id[a][b] += j[a] * j[b];
                     }
                 }
             }
+        }
+        for (i, p) in params.iter().enumerate() {
+            jtj[6 + i][6 + i] += 1.0 / p.prior_sigma_mm().powi(2);
         }
         if total == 0 || inl < 6 {
             self.samples = samples;
             return None;
         }
         let rms = (ss / inl as f64).sqrt();
-        let coverage = inl as f64 / total as f64;
-        let sigma_mm = position_sigma(cam, &pose, &jtj, rms.max(0.05), &samples);
+        // Construction edges count where they agree (seen at length and confirmed),
+        // never against: another maker's build is no evidence against the pose.
+        let (agree_samples, agree_inliers) = self
+            .model
+            .edges
+            .iter()
+            .zip(&per)
+            .filter(|(e, p)| !e.fixed && p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)
+            .fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
+        let coverage = (inl + agree_inliers) as f64 / (total + agree_samples) as f64;
+        samples.retain(|s| self.model.edges[s.edge].fixed);
+        let sigma_mm = match marginal_pose_information(&jtj, params.len()) {
+            Some(info) => position_sigma(cam, &pose, &info, rms.max(0.05), &samples),
+            None => f64::INFINITY,
+        };
+        let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), &samples);
         self.samples = samples;
         let features = self
             .model
@@ -1459,6 +1884,7 @@ impl Locator {
                 samples: p.0,
                 inliers: p.1,
                 rms_px: if p.1 > 0 { (p.2 / p.1 as f64).sqrt() } else { f64::NAN },
+                fixed: e.fixed,
             })
             .collect();
         let phantom_line_mm = self.phantom_line(cam, &pose);
@@ -1471,14 +1897,69 @@ impl Locator {
         const SEEN_AT_LENGTH: usize = 20;
         const CONFIRMED_COVERAGE: f64 = 0.3;
         const MIN_CONFIRMED_SHARE: f64 = 0.75;
-        let ids: Vec<&(usize, usize)> = self.model.edges.iter().zip(&per_id).filter(|(e, _)| e.identifying).map(|(_, p)| p).collect();
-        let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
-        let long: Vec<_> = ids.iter().filter(|p| p.0 >= SEEN_AT_LENGTH).collect();
+        // A construction edge (at its nominal size) helps where it agrees and is
+        // left out where it does not: another maker's build must not veto.
+        // A foot of an upright face (a partition's, the gate bar's) may lie in its
+        // face's own shadow, dark on dark: it counts in the coverage, and is not
+        // one of the features that must each confirm.
+        let foot = |e: &ModelEdge| e.face_across_mm.is_some_and(|d| d[2] > 0.0);
+        let ids: Vec<(&ModelEdge, &(usize, usize))> = self
+            .model
+            .edges
+            .iter()
+            .zip(&per_id)
+            .filter(|(e, p)| e.identifying && (e.fixed || (p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)))
+            .collect();
+        let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
+        let long: Vec<_> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !foot(e)).map(|(_, p)| p).collect();
         let confirmed = long.iter().filter(|p| p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64).count();
-        let identified = id_inliers >= MIN_IDENTIFYING_INLIERS
-            && id_inliers as f64 >= MIN_IDENTIFYING_COVERAGE * id_samples as f64
-            && confirmed as f64 >= MIN_CONFIRMED_SHARE * long.len() as f64;
-        Some(Refined { pose, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, identified })
+        // The surface's own outline is the strongest feature in view: each side or
+        // end seen at length must show (a pose stretched along the board fits the
+        // sides and the lines near one end, never an end edge where there is none),
+        // unless the lines, holes and openings alone pin the pose as tightly as the
+        // verdict asks of the whole fit (a pale board's end on a pale floor shows no
+        // edge, and its holes still leave no doubt).
+        // (The foot of a wall may lie in the wall's own shadow: not required.)
+        let unshown_outline = self
+            .model
+            .edges
+            .iter()
+            .zip(&per)
+            .filter(|(e, p)| e.fixed && !e.identifying && e.face_across_mm.is_none() && p.0 >= SEEN_AT_LENGTH)
+            .find(|(_, p)| (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64);
+        const MIN_SURFACE_INSIDE: f64 = 0.6;
+        let surface_share = self.surface_inside_share(cam, &pose);
+        let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
+            Some(format!("only {:.0} % of the surface inside the fitted outline looks like the playing surface (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
+        } else if id_inliers < MIN_IDENTIFYING_INLIERS {
+            Some(format!("its lines, holes or gate bar are not in view where the fit puts them ({id_inliers} edge samples confirm; needs {MIN_IDENTIFYING_INLIERS})"))
+        } else if (id_inliers as f64) < MIN_IDENTIFYING_COVERAGE * id_samples as f64 {
+            Some(format!(
+                "only {:.0} % of its lines', holes' and gate bar's edge samples confirm (needs {:.0} %)",
+                100.0 * id_inliers as f64 / id_samples.max(1) as f64,
+                MIN_IDENTIFYING_COVERAGE * 100.0
+            ))
+        } else if (confirmed as f64) < MIN_CONFIRMED_SHARE * long.len() as f64 {
+            let missing: Vec<&str> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !foot(e) && (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64).map(|(e, _)| e.name.as_str()).take(3).collect();
+            Some(format!("only {confirmed} of the {} lines, holes and gate-bar edges in view confirm (not: {})", long.len(), missing.join(", ")))
+        } else if let Some((e, p)) = unshown_outline.filter(|_| !(identifying_sigma_mm <= self.cfg.max_position_sigma_mm)) {
+            Some(format!("the {} shows no edge where the fit puts it ({} of {} samples) and the lines and holes alone do not pin the pose", e.name, p.1, p.0))
+        } else {
+            None
+        };
+        if std::env::var_os("BOARDCALL_DEBUG_LOCATE").is_some() {
+            let c = project(cam, pose.to_camera(BoardPoint3::new(0.0, 0.0, 0.0)));
+            if std::env::var_os("BOARDCALL_DEBUG_FEATURES").is_some() {
+                for (e, (p, q)) in self.model.edges.iter().zip(per.iter().zip(&per_id)) {
+                    if p.0 > 0 && (e.fixed || e.identifying) {
+                        eprintln!("   {:40} id {} samples {} inliers {} judged {} inl {}", e.name, e.identifying, p.0, p.1, q.0, q.1);
+                    }
+                }
+            }
+            eprintln!("   construction {:?}", self.model.params.iter().zip(&cons).map(|(p, c)| format!("{} {:.1}", p.name, p.nominal_mm + c)).collect::<Vec<_>>());
+            eprintln!("cand origin {:?} score {:.0} cov {:.2} rms {:.2} surf {:?} id sigma {identifying_sigma_mm:.2} -> {unconfirmed:?} phantom {:?}", c, inl as f64 * coverage, coverage, rms, surface_share, phantom_line_mm);
+        }
+        Some(Refined { pose, construction: cons, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, unconfirmed })
     }
 }
 
@@ -1494,22 +1975,36 @@ fn on_edge_on_face(e: &ModelEdge, pose: &CameraPose, cam: &Camera, s: &Sample) -
     project(cam, pose.to_camera(far)).is_some_and(|q| (s.n[0] * (q[0] - s.p[0]) + s.n[1] * (q[1] - s.p[1])).abs() < MIN_FACE_PX)
 }
 
-/// `d r / d pose` of a sample's normal residual `r = n . (q - p)`, as `n . dp/dpose`.
-fn normal_jacobian(cam: &Camera, s: &Sample) -> [f64; 6] {
+/// `d r / d (pose, construction)` of a sample's normal residual `r = n . (q - p)`,
+/// as `n . dp/d(...)`: six pose columns, then one per construction parameter.
+fn normal_jacobian(cam: &Camera, model: &BoardModel, pose: &CameraPose, s: &Sample) -> [f64; MAX_UNKNOWNS] {
     let jp = projection_jacobian(cam, s.xc);
-    let mut j = [0.0; 6];
+    let mut j = [0.0; MAX_UNKNOWNS];
     for k in 0..6 {
         j[k] = s.n[0] * jp[0][k] + s.n[1] * jp[1][k];
+    }
+    let (iz, x, r) = (1.0 / s.xc[2], s.xc, pose.rotation);
+    for m in &model.edges[s.edge].moves {
+        // The board-frame motion of this point per mm, into the camera frame, then the image.
+        let v: [f64; 3] = [0, 1, 2].map(|i| m.a[i] + s.t * (m.b[i] - m.a[i]));
+        let vc: [f64; 3] = [0, 1, 2].map(|i| dot3(r[i], v));
+        let du = cam.fx * (vc[0] * iz - x[0] * vc[2] * iz * iz);
+        let dv = cam.fy * (vc[1] * iz - x[1] * vc[2] * iz * iz);
+        j[6 + m.param] += s.n[0] * du + s.n[1] * dv;
     }
     j
 }
 
 struct Step {
     delta: [f64; 6],
+    /// Change of each construction parameter, mm.
+    cons: [f64; MAX_PARAMS],
 }
 
-/// One robust Gauss-Newton step on the normal residuals.
-fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Option<(f64, f32)>], range: f64) -> Option<Step> {
+/// One robust Gauss-Newton step on the normal residuals, for the pose and the
+/// construction parameters (`cons`: their current offsets from nominal, held
+/// there by each parameter's prior).
+fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraPose, samples: &[Sample], found: &[Option<(f64, f32)>], range: f64, cons: &[f64]) -> Option<Step> {
     let residuals: Vec<f64> = found.iter().flatten().map(|f| f.0).collect();
     if residuals.len() < 12 {
         return None;
@@ -1518,8 +2013,9 @@ fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Option<(f64, f32
     abs.sort_by(f64::total_cmp);
     let mad = abs[abs.len() / 2] * 1.4826;
     let c = (TUKEY_C * mad).max(TUKEY_C * MIN_ROBUST_SCALE_PX).max(MIN_ROBUST_SCALE_OF_RANGE * range).min(range);
-    let mut a = [[0.0f64; 6]; 6];
-    let mut g = [0.0f64; 6];
+    let n = 6 + model.params.len();
+    let mut a = vec![vec![0.0f64; n]; n];
+    let mut g = vec![0.0f64; n];
     for (s, f) in samples.iter().zip(found) {
         let Some((r, _)) = f else { continue };
         let u = r / c;
@@ -1527,13 +2023,19 @@ fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Option<(f64, f32
             continue;
         }
         let w = (1.0 - u * u) * (1.0 - u * u);
-        let j = normal_jacobian(cam, s);
-        for p in 0..6 {
+        let j = normal_jacobian(cam, model, pose, s);
+        for p in 0..n {
             g[p] += w * j[p] * r;
-            for q in 0..6 {
+            for q in 0..n {
                 a[p][q] += w * j[p] * j[q];
             }
         }
+    }
+    // Each construction parameter's prior pulls it back towards nominal.
+    for (i, p) in model.params.iter().enumerate() {
+        let inv_var = 1.0 / p.prior_sigma_mm().powi(2);
+        a[6 + i][6 + i] += inv_var;
+        g[6 + i] -= inv_var * cons.get(i).copied().unwrap_or(0.0);
     }
     // A touch of damping keeps unconstrained directions (e.g. along a lone pair
     // of sides) still: relative to each parameter's own curvature ([`RELATIVE_DAMPING`]).
@@ -1546,11 +2048,48 @@ fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Option<(f64, f32
     if !opencv::core::solve(&am, &gm, &mut x, opencv::core::DECOMP_SVD).ok()? {
         return None;
     }
-    let mut delta = [0.0; 6];
-    for (i, d) in delta.iter_mut().enumerate() {
-        *d = *x.at_2d::<f64>(i as i32, 0).ok()?;
+    let mut step = Step { delta: [0.0; 6], cons: [0.0; MAX_PARAMS] };
+    for i in 0..n {
+        let v = *x.at_2d::<f64>(i as i32, 0).ok()?;
+        if !v.is_finite() {
+            return None;
+        }
+        if i < 6 {
+            step.delta[i] = v;
+        } else {
+            step.cons[i - 6] = v;
+        }
     }
-    delta.iter().all(|d| d.is_finite()).then_some(Step { delta })
+    Some(step)
+}
+
+/// The pose's information with the construction parameters marginalised out
+/// (the Schur complement `A_pp - A_pc A_cc^-1 A_cp` of the fit's `J^T J`): what
+/// the edges say of the pose whatever the construction's dimensions.
+fn marginal_pose_information(jtj: &[[f64; MAX_UNKNOWNS]; MAX_UNKNOWNS], k: usize) -> Option<[[f64; 6]; 6]> {
+    let mut info = [[0.0f64; 6]; 6];
+    for i in 0..6 {
+        info[i][..6].copy_from_slice(&jtj[i][..6]);
+    }
+    if k == 0 {
+        return Some(info);
+    }
+    let acc: Vec<Vec<f64>> = (0..k).map(|i| jtj[6 + i][6..6 + k].to_vec()).collect();
+    let mut inv = Mat::default();
+    let am = Mat::from_slice_2d(&acc).ok()?;
+    opencv::core::invert(&am, &mut inv, opencv::core::DECOMP_SVD).ok()?;
+    for i in 0..6 {
+        for j in 0..6 {
+            let mut v = 0.0;
+            for p in 0..k {
+                for q in 0..k {
+                    v += jtj[i][6 + p] * inv.at_2d::<f64>(p as i32, q as i32).copied().ok()? * jtj[6 + q][j];
+                }
+            }
+            info[i][j] -= v;
+        }
+    }
+    Some(info)
 }
 
 /// The largest predicted standard error (mm, in the board plane) of the visible
@@ -1727,6 +2266,7 @@ pub fn locate_from_points(board: &Board, camera: &Camera, points: &[Corresponden
             samples: 1,
             inliers: usize::from(e <= cfg.max_points_rms_px),
             rms_px: e,
+            fixed: true,
         });
     }
     let rms = (ss / points.len() as f64).sqrt();
@@ -1768,7 +2308,9 @@ mod tests {
         let d = [q[0] - p[0], q[1] - p[1]];
         let n = d[0].hypot(d[1]);
         let (a, b) = (-d[1] / n, d[0] / n);
-        ImageLine { l: [a, b, -(a * p[0] + b * p[1])], support_px: n }
+        let along = |x: [f64; 2]| x[0] * b - x[1] * a;
+        let (t0, t1) = (along(p), along(q));
+        ImageLine { l: [a, b, -(a * p[0] + b * p[1])], support_px: n, span: [t0.min(t1), t0.max(t1)] }
     }
 
     /// The closed form recovers an exact pose from exact lines.
