@@ -97,14 +97,20 @@ pub fn write(dir: &Path, ls: &LoadedScene, image: &RgbImage, image_file: &str) -
 pub fn list(root: &Path) -> Result<Vec<PathBuf>, FixtureError> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
+    // Symlinked fixture folders are followed (a user's selection of scenes is often a folder of links);
+    // each real folder is visited once, so a link cycle cannot loop.
+    let mut seen = std::collections::HashSet::new();
     while let Some(dir) = stack.pop() {
+        if !seen.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
+            continue;
+        }
         if dir.join(TRUTH_FILE).is_file() {
             out.push(dir.clone());
         }
         let entries = std::fs::read_dir(&dir).map_err(|source| FixtureError::Io { path: dir.clone(), source })?;
         for e in entries {
             let e = e.map_err(|source| FixtureError::Io { path: dir.clone(), source })?;
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            if e.path().is_dir() {
                 stack.push(e.path());
             }
         }

@@ -108,14 +108,12 @@ const CROSS_CANDIDATES: usize = 60;
 /// Samples of a construction edge, at the hypothesis score's spacing, for it to
 /// count in the score where at least half of them hit (a few stray hits are chance).
 const HYPOTHESIS_AGREE_SAMPLES: usize = 5;
-/// Hypotheses kept for refinement.
-const REFINE_CANDIDATES: usize = 14;
-/// Hypotheses given a short fit over the wide search ranges before ranking.
-const COARSE_CANDIDATES: usize = 14;
-/// The wide ranges of [`SEARCH_SCHEDULE_PX`] that the short fit runs, and its steps per range.
-const COARSE_RANGES: usize = 0;
-const COARSE_ITERATIONS: usize = 3;
-/// Of those, at most this many per model cross line the image line is read as (first pass).
+/// Hypotheses refined in one batch.
+const STARTS_PER_BATCH: usize = 14;
+/// Batches tried before the frame is refused: a frame whose first hypotheses all
+/// fail the verdict costs at most this many times a typical one.
+const MAX_START_BATCHES: usize = 3;
+/// Of a batch, at most this many per model cross line the image line is read as (first pass).
 const STARTS_PER_READING: usize = 2;
 /// Model sampling steps along projected edges, px: coarse for scoring
 /// hypotheses, fine for refinement and the final verdict.
@@ -190,6 +188,19 @@ const SAME_POSE_PX: f64 = 3.0;
 const DIFFERENT_POSE_PX: f64 = 10.0;
 /// Spacing of the surface points used to compare poses, mm.
 const PROBE_SPACING_MM: f64 = 50.0;
+/// Cell size of the grid on which two poses' image evidence is compared, px: an
+/// edge point one pose explains counts as explained by the other when it falls
+/// in the same or a neighbouring cell (within 2-4 px, well under
+/// [`DIFFERENT_POSE_PX`], so that rivals are told apart, and above the inlier
+/// distance, so that one edge found by both counts once).
+const EVIDENCE_CELL_PX: f64 = 2.0;
+/// A rival explains nothing the best does not (it is no other reading of the
+/// image, only a poorer fit of part of it) when the edge samples only the best
+/// explains outnumber those only the rival explains by this factor ...
+const DOMINANCE_FACTOR: f64 = 2.0;
+/// ... and are at least this many (a stretch of edge some 15 samples x 3 px long:
+/// a few stray pixels never decide).
+const DOMINANCE_MIN_SAMPLES: usize = 15;
 
 /// Thresholds of the verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -282,7 +293,7 @@ pub struct ConstructionParam {
 }
 
 impl ConstructionParam {
-    /// The prior's standard deviation: a quarter of the range, so the prior is
+    /// The prior's standard deviation: an eighth of the range, so the prior is
     /// negligible against any edge that shows the dimension and decides it where none does.
     fn prior_sigma_mm(&self) -> f64 {
         0.125 * (self.max_mm - self.min_mm)
@@ -1053,7 +1064,7 @@ fn spans_between(a: &ImageLine, b: &ImageLine, cross: &ImageLine) -> bool {
         let t = side.along(p);
         t >= side.span[0] - reach && t <= side.span[1] + reach
     };
-    near(a, pa) && near(b, pb)
+    near(a, pa) || near(b, pb)
 }
 
 fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
@@ -1209,6 +1220,25 @@ struct Refined {
     phantom_line_mm: Option<f64>,
     /// Why the features that tell the board apart do not confirm it, if they do not.
     unconfirmed: Option<String>,
+    /// The image edge points the fit explains (each inlier sample where its edge
+    /// was found), px: what a rival pose is compared on.
+    evidence: Vec<[f64; 2]>,
+}
+
+/// The image edge points `a` explains that `b` does not, and those `b` explains that `a` does not.
+fn evidence_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, usize) {
+    use std::collections::HashSet;
+    let cell = |p: &[f64; 2]| ((p[0] / EVIDENCE_CELL_PX).floor() as i64, (p[1] / EVIDENCE_CELL_PX).floor() as i64);
+    let grid = |pts: &[[f64; 2]]| pts.iter().map(cell).collect::<HashSet<_>>();
+    let only = |pts: &[[f64; 2]], other: &HashSet<(i64, i64)>| {
+        pts.iter()
+            .filter(|p| {
+                let (x, y) = cell(p);
+                !(-1..=1).any(|dx| (-1..=1).any(|dy| other.contains(&(x + dx, y + dy))))
+            })
+            .count()
+    };
+    (only(a, &grid(b)), only(b, &grid(a)))
 }
 
 /// How well the board's edges fit an image at a refined pose ([`Locator::edge_fit`]).
@@ -1363,7 +1393,7 @@ impl Locator {
                         continue;
                     }
                     for (k, c) in crosses.iter().enumerate() {
-                        if k == i || k == j || !spans_between(a, b, c) {
+                        if k == i || k == j || (std::env::var_os("NOSPAN").is_none() && !spans_between(a, b, c)) {
                             continue;
                         }
                         for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
@@ -1391,6 +1421,10 @@ impl Locator {
                                 continue;
                             }
                             let score = hits as f64 * hits as f64 / n as f64;
+                            if let Some(t) = self.debug_truth { if self.image_distance(&cam, &t, &pose) < 5.0 {
+                                let (pa, pb) = (c.meet(a).unwrap(), c.meet(b).unwrap());
+                                eprintln!("DBG near-truth triple: a {:?} span {:?} | b {:?} span {:?} | c {:?} span {:?} | pa {:?} ta {:.1} pb {:?} tb {:.1} ok {}", a.l, a.span, b.l, b.span, c.l, c.span, pa, c.along(pa), pb, c.along(pb), spans_between(a,b,c));
+                            }}
                             hyps.push((score, pose, yi));
                         }
                     }
@@ -1413,53 +1447,31 @@ impl Locator {
                 eprintln!("DBG no hyp within 15 px of truth; nearest {best:.1}px; {} lines", lines.len());
             }
         }
-        // Keep the best distinct hypotheses, a few for every reading of the cross
-        // line: the best overall score alone can favour a board read back to front
-        // (fewer model edges in view, all matched).
-        let mut starts: Vec<CameraPose> = Vec::new();
-        let mut per_reading = vec![0usize; self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0)];
-        for pass in 0..2 {
-            for (_, p, yi) in &hyps {
-                if starts.len() >= COARSE_CANDIDATES {
-                    break;
-                }
-                if pass == 0 && per_reading[*yi] >= STARTS_PER_READING {
-                    continue;
-                }
-                if starts.iter().all(|q| self.image_distance(&cam, p, q) > SAME_POSE_PX) {
-                    starts.push(*p);
-                    per_reading[*yi] += 1;
-                }
-            }
-        }
-        if starts.is_empty() {
-            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
-        }
-        // A hypothesis from three image lines is only as good as those lines: a
-        // short fit over the wide search ranges brings each near its own optimum,
-        // and the verdict there ranks them far better than the lines' score.
-        let (coarse_ranges, fine_ranges) = SEARCH_SCHEDULE_PX.split_at(COARSE_RANGES);
-        let mut coarse: Vec<(bool, f64, Fit)> = Vec::new();
-        for p in &starts {
-            let Some(fit) = self.fit(&cam, Fit::start(*p, &self.model), coarse_ranges, COARSE_ITERATIONS) else { continue };
-            let Some(r) = self.verdict(&cam, fit.clone()) else { continue };
-            coarse.push((self.check(&r).is_ok(), r.score, fit));
-        }
-        coarse.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
-        let mut chosen: Vec<Fit> = Vec::new();
-        for (_, _, fit) in coarse {
-            if chosen.len() >= REFINE_CANDIDATES {
+        // Refine the best distinct hypotheses a batch at a time, until one passes
+        // the verdict: a frame whose first hypotheses are all wrong readings (the
+        // lines' score favours long straight edges off the board) gets further ones.
+        let mut tried: Vec<CameraPose> = Vec::new();
+        let mut refined: Vec<Refined> = Vec::new();
+        for _ in 0..MAX_START_BATCHES {
+            let starts = self.pick_starts(&cam, &hyps, &tried);
+            if starts.is_empty() {
                 break;
             }
-            if chosen.iter().all(|q| self.image_distance(&cam, &fit.pose, &q.pose) > SAME_POSE_PX) {
-                chosen.push(fit);
+            tried.extend(&starts);
+            if let Some(t) = self.debug_truth {
+                for f in &starts { eprintln!("DBG start dist {:.1}px", self.image_distance(&cam, &t, f)); }
+            }
+            for p in starts {
+                if let Some(r) = self.fit(&cam, Fit::start(p, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&cam, f)) {
+                    refined.push(r);
+                }
+            }
+            if refined.iter().any(|r| self.check(r).is_ok()) {
+                break;
             }
         }
-        let mut refined: Vec<Refined> = Vec::new();
-        for fit in chosen {
-            if let Some(r) = self.fit(&cam, fit, fine_ranges, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&cam, f)) {
-                refined.push(r);
-            }
+        if tried.is_empty() {
+            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
         }
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
         if let Some(t) = self.debug_truth {
@@ -1481,8 +1493,15 @@ impl Locator {
         self.last_candidate = Some(best.pose);
         self.last_construction = best.construction.clone();
         // A different pose that also passes and scores nearly as well: refuse rather than guess.
+        // A rival whose support is (nearly) a subset of the best's explains nothing
+        // the best does not: a poorer fit of part of the image, not another reading.
         if let Some(second) = good.iter().skip(1).find(|r| self.image_distance(&cam, &best.pose, &r.pose) > DIFFERENT_POSE_PX) {
-            if second.score >= self.cfg.ambiguity_ratio * best.score && second.fixed_score >= self.cfg.ambiguity_ratio * best.fixed_score {
+            let (best_only, second_only) = evidence_difference(&best.evidence, &second.evidence);
+            let dominated = best_only >= DOMINANCE_MIN_SAMPLES && best_only as f64 >= DOMINANCE_FACTOR * second_only as f64;
+            if self.debug_truth.is_some() {
+                eprintln!("DBG rival: best_only {best_only} second_only {second_only} dominated {dominated}");
+            }
+            if !dominated && second.score >= self.cfg.ambiguity_ratio * best.score && second.fixed_score >= self.cfg.ambiguity_ratio * best.fixed_score {
                 return Err(LocateError::Ambiguous {
                     best: best.score,
                     second: second.score,
@@ -1492,6 +1511,30 @@ impl Locator {
         }
         let best = good.into_iter().next().expect("checked above");
         Ok(self.board_pose(best))
+    }
+
+    /// The next batch of hypotheses to refine: the best-scoring ones that are
+    /// distinct from each other and from those `tried`, a few for every reading
+    /// of the cross line first (the best overall score alone can favour a board
+    /// read back to front: fewer model edges in view, all matched).
+    fn pick_starts(&self, cam: &Camera, hyps: &[(f64, CameraPose, usize)], tried: &[CameraPose]) -> Vec<CameraPose> {
+        let mut starts: Vec<CameraPose> = Vec::new();
+        let mut per_reading = vec![0usize; self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0)];
+        for pass in 0..2 {
+            for (_, p, yi) in hyps {
+                if starts.len() >= STARTS_PER_BATCH {
+                    break;
+                }
+                if pass == 0 && per_reading[*yi] >= STARTS_PER_READING {
+                    continue;
+                }
+                if starts.iter().chain(tried).all(|q| self.image_distance(cam, p, q) > SAME_POSE_PX) {
+                    starts.push(*p);
+                    per_reading[*yi] += 1;
+                }
+            }
+        }
+        starts
     }
 
     /// Largest image distance between where two poses put the surface points
@@ -1811,6 +1854,7 @@ impl Locator {
         // (samples, inliers) of the identifying edges that can tell: not on a face seen edge-on.
         let mut per_id: Vec<(usize, usize)> = vec![(0, 0); n_edges];
         let (mut inl, mut ss) = (0usize, 0.0f64);
+        let mut evidence = Vec::new();
         // The information of every inlier (construction edges too: fitted, they
         // constrain the pose as much as their dimensions leave free).
         let unknowns = 6 + params.len();
@@ -1828,6 +1872,7 @@ impl Locator {
                 continue;
             }
             per_id[s.edge].1 += usize::from(judged);
+            evidence.push([s.p[0] + off * s.n[0], s.p[1] + off * s.n[1]]);
             per[s.edge].1 += 1;
             per[s.edge].2 += off * off;
             if edge.fixed {
@@ -1928,8 +1973,22 @@ impl Locator {
             .filter(|(e, p)| e.fixed && !e.identifying && e.face_across_mm.is_none() && p.0 >= SEEN_AT_LENGTH)
             .find(|(_, p)| (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64);
         const MIN_SURFACE_INSIDE: f64 = 0.6;
+        // A dimension of an identifying feature (a partition's or the gate bar's
+        // height) that the fit drove to the end of the range real tables span is
+        // using its freedom to explain something else (a pose shifted by a
+        // compartment, wall tops read as the sides): the fit is not confirmed. (A
+        // dimension no identifying edge shows, such as a gutter's unseen depth, may
+        // drift to its range end harmlessly.)
+        const PINNED_MM: f64 = 0.5;
+        let pinned = params.iter().zip(&cons).enumerate().find(|(i, (p, c))| {
+            let v = p.nominal_mm + **c;
+            let identifying = self.model.edges.iter().any(|e| e.identifying && e.moves.iter().any(|m| m.param == *i));
+            identifying && p.max_mm > p.min_mm + 2.0 * PINNED_MM && (v <= p.min_mm + PINNED_MM || v >= p.max_mm - PINNED_MM)
+        }).map(|(_, pc)| pc);
         let surface_share = self.surface_inside_share(cam, &pose);
-        let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
+        let unconfirmed = if let Some((p, c)) = pinned {
+            Some(format!("its {} fits only at the end of the range tables span ({:.1} mm, range {:.0}-{:.0} mm)", p.name, p.nominal_mm + c, p.min_mm, p.max_mm))
+        } else if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
             Some(format!("only {:.0} % of the surface inside the fitted outline looks like the playing surface (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
         } else if id_inliers < MIN_IDENTIFYING_INLIERS {
             Some(format!("its lines, holes or gate bar are not in view where the fit puts them ({id_inliers} edge samples confirm; needs {MIN_IDENTIFYING_INLIERS})"))
@@ -1959,7 +2018,7 @@ impl Locator {
             eprintln!("   construction {:?}", self.model.params.iter().zip(&cons).map(|(p, c)| format!("{} {:.1}", p.name, p.nominal_mm + c)).collect::<Vec<_>>());
             eprintln!("cand origin {:?} score {:.0} cov {:.2} rms {:.2} surf {:?} id sigma {identifying_sigma_mm:.2} -> {unconfirmed:?} phantom {:?}", c, inl as f64 * coverage, coverage, rms, surface_share, phantom_line_mm);
         }
-        Some(Refined { pose, construction: cons, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, unconfirmed })
+        Some(Refined { pose, construction: cons, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, unconfirmed, evidence })
     }
 }
 
