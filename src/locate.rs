@@ -1279,8 +1279,6 @@ pub struct Locator {
     last_candidate: Option<CameraPose>,
     /// The construction fitted with it (offsets from nominal, mm), for the overlay.
     last_construction: Vec<f64>,
-    pub debug_truth: Option<CameraPose>,
-    pub debug_second: Option<(CameraPose, Vec<f64>)>,
 }
 
 impl Locator {
@@ -1307,13 +1305,7 @@ impl Locator {
             probe_points,
             last_candidate: None,
             last_construction: Vec::new(),
-            debug_truth: None,
-            debug_second: None,
         }
-    }
-
-    pub fn set_last_construction(&mut self, c: Vec<f64>) {
-        self.last_construction = c;
     }
 
     pub fn model(&self) -> &BoardModel {
@@ -1393,7 +1385,7 @@ impl Locator {
                         continue;
                     }
                     for (k, c) in crosses.iter().enumerate() {
-                        if k == i || k == j || (std::env::var_os("NOSPAN").is_none() && !spans_between(a, b, c)) {
+                        if k == i || k == j || !spans_between(a, b, c) {
                             continue;
                         }
                         for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
@@ -1421,10 +1413,6 @@ impl Locator {
                                 continue;
                             }
                             let score = hits as f64 * hits as f64 / n as f64;
-                            if let Some(t) = self.debug_truth { if self.image_distance(&cam, &t, &pose) < 5.0 {
-                                let (pa, pb) = (c.meet(a).unwrap(), c.meet(b).unwrap());
-                                eprintln!("DBG near-truth triple: a {:?} span {:?} | b {:?} span {:?} | c {:?} span {:?} | pa {:?} ta {:.1} pb {:?} tb {:.1} ok {}", a.l, a.span, b.l, b.span, c.l, c.span, pa, c.along(pa), pb, c.along(pb), spans_between(a,b,c));
-                            }}
                             hyps.push((score, pose, yi));
                         }
                     }
@@ -1433,20 +1421,6 @@ impl Locator {
         }
         self.samples = samples;
         hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
-        if let Some(t) = self.debug_truth {
-            let mut shown = 0;
-            for (rank, (sc, p, yi)) in hyps.iter().enumerate() {
-                let d = self.image_distance(&cam, &t, p);
-                if d < 15.0 && shown < 3 {
-                    eprintln!("DBG hyp rank {rank}/{} score {sc:.1} (best {:.1}) reading {yi} dist {d:.1}px", hyps.len(), hyps[0].0);
-                    shown += 1;
-                }
-            }
-            if shown == 0 {
-                let best = hyps.iter().map(|(_, p, _)| self.image_distance(&cam, &t, p)).fold(f64::INFINITY, f64::min);
-                eprintln!("DBG no hyp within 15 px of truth; nearest {best:.1}px; {} lines", lines.len());
-            }
-        }
         // Refine the best distinct hypotheses a batch at a time, until one passes
         // the verdict: a frame whose first hypotheses are all wrong readings (the
         // lines' score favours long straight edges off the board) gets further ones.
@@ -1458,9 +1432,6 @@ impl Locator {
                 break;
             }
             tried.extend(&starts);
-            if let Some(t) = self.debug_truth {
-                for f in &starts { eprintln!("DBG start dist {:.1}px", self.image_distance(&cam, &t, f)); }
-            }
             for p in starts {
                 if let Some(r) = self.fit(&cam, Fit::start(p, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&cam, f)) {
                     refined.push(r);
@@ -1474,12 +1445,6 @@ impl Locator {
             return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
         }
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
-        if let Some(t) = self.debug_truth {
-            for r in &refined {
-                eprintln!("DBG refined fixed {:.0} score {:.0} dist {:.1}px check {:?} cons {:?}", r.fixed_score, r.score, self.image_distance(&cam, &t, &r.pose), self.check(r).err().map(|e| e.to_string().chars().take(80).collect::<String>()), self.model.params.iter().zip(&r.construction).map(|(p, c)| format!("{} {:.1}", p.name, p.nominal_mm + c)).collect::<Vec<_>>());
-                if r.unconfirmed.is_none() && self.image_distance(&cam, &t, &r.pose) > 5.0 { self.debug_second = Some((r.pose, r.construction.clone())); }
-            }
-        }
         // Candidates that pass every check on their own compete; the rest only explain a refusal.
         let (good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
         let Some(best) = good.first() else {
@@ -1498,9 +1463,6 @@ impl Locator {
         if let Some(second) = good.iter().skip(1).find(|r| self.image_distance(&cam, &best.pose, &r.pose) > DIFFERENT_POSE_PX) {
             let (best_only, second_only) = evidence_difference(&best.evidence, &second.evidence);
             let dominated = best_only >= DOMINANCE_MIN_SAMPLES && best_only as f64 >= DOMINANCE_FACTOR * second_only as f64;
-            if self.debug_truth.is_some() {
-                eprintln!("DBG rival: best_only {best_only} second_only {second_only} dominated {dominated}");
-            }
             if !dominated && second.score >= self.cfg.ambiguity_ratio * best.score && second.fixed_score >= self.cfg.ambiguity_ratio * best.fixed_score {
                 return Err(LocateError::Ambiguous {
                     best: best.score,
@@ -1840,14 +1802,6 @@ impl Locator {
         sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &cons, &mut samples);
         // Samples on a face seen edge-on are left out: there the face's two edges
         // are one in the image, and either may be the one found ([`MIN_FACE_PX`]).
-        if std::env::var_os("BOARDCALL_DEBUG_FEATURES").is_some() {
-            for s in samples.iter().step_by(40) {
-                let e = &self.model.edges[s.edge];
-                if e.name.starts_with("side") {
-                    eprintln!("   {} at {:?} edge-on {}", e.name, s.p, on_edge_on_face(e, &pose, cam, s));
-                }
-            }
-        }
         samples.retain(|s| !on_edge_on_face(&self.model.edges[s.edge], &pose, cam, s));
         let total = samples.iter().filter(|s| self.model.edges[s.edge].fixed).count();
         let mut per: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); n_edges];
@@ -2006,18 +1960,6 @@ impl Locator {
         } else {
             None
         };
-        if std::env::var_os("BOARDCALL_DEBUG_LOCATE").is_some() {
-            let c = project(cam, pose.to_camera(BoardPoint3::new(0.0, 0.0, 0.0)));
-            if std::env::var_os("BOARDCALL_DEBUG_FEATURES").is_some() {
-                for (e, (p, q)) in self.model.edges.iter().zip(per.iter().zip(&per_id)) {
-                    if p.0 > 0 && (e.fixed || e.identifying) {
-                        eprintln!("   {:40} id {} samples {} inliers {} judged {} inl {}", e.name, e.identifying, p.0, p.1, q.0, q.1);
-                    }
-                }
-            }
-            eprintln!("   construction {:?}", self.model.params.iter().zip(&cons).map(|(p, c)| format!("{} {:.1}", p.name, p.nominal_mm + c)).collect::<Vec<_>>());
-            eprintln!("cand origin {:?} score {:.0} cov {:.2} rms {:.2} surf {:?} id sigma {identifying_sigma_mm:.2} -> {unconfirmed:?} phantom {:?}", c, inl as f64 * coverage, coverage, rms, surface_share, phantom_line_mm);
-        }
         Some(Refined { pose, construction: cons, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, unconfirmed, evidence })
     }
 }

@@ -218,23 +218,10 @@ pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&Path>
             return out;
         }
     };
-    if std::env::var_os("BOARDCALL_DEBUG_TRUTH").is_some() {
-        locator.debug_truth = Some(scene.pose);
-    }
     let result = locator.run(&und);
-    if std::env::var_os("BOARDCALL_DEBUG_LOCATE").is_some() {
-        eprintln!("--- from the true pose:");
-        let r = locator.refine_from(&und, scene.pose);
-        eprintln!("--- {:?}", r.as_ref().err());
-        if let Some(p) = locator.last_candidate() {
-            eprintln!("--- refined from truth: corner error {:?}", pose_errors(&scene.board, &scene.camera, &scene.pose, &p).0);
-        }
-        let _ = write_overlay(&mut locator, &und, Some(scene.pose), &scene.pose, Path::new("/tmp/true_overlay.png"));
-    }
     out.time_ms = start.elapsed().as_secs_f64() * 1e3;
     if let Some(path) = overlay {
-        let mut shown = result.as_ref().ok().map(|b| b.pose).or(locator.last_candidate());
-        if let Some((p, c)) = locator.debug_second.clone() { shown = Some(p); locator.set_last_construction(c); }
+        let shown = result.as_ref().ok().map(|b| b.pose).or(locator.last_candidate());
         if let Err(e) = write_overlay(&mut locator, &und, shown, &scene.pose, path) {
             out.reason = Some(format!("overlay not written: {e}"));
         }
