@@ -1,0 +1,178 @@
+//! Straight image lines and the closed-form pose hypotheses read from two sides and a cross line.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Lines and closed-form hypotheses.
+
+/// A straight image line `a u + b v + c = 0` with `a^2 + b^2 = 1`, and its support.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ImageLine {
+    pub(super) l: [f64; 3],
+    pub(super) support_px: f64,
+    /// The extent of its segments along the line's direction `(l[1], -l[0])`, px.
+    pub(super) span: [f64; 2],
+}
+
+impl ImageLine {
+    /// The position of image point `p` along the line's direction, px.
+    pub(super) fn along(&self, p: [f64; 2]) -> f64 {
+        p[0] * self.l[1] - p[1] * self.l[0]
+    }
+
+    /// The intersection with another line; `None` if (nearly) parallel.
+    pub(super) fn meet(&self, other: &ImageLine) -> Option<[f64; 2]> {
+        let p = cross3(self.l, other.l);
+        (p[2].abs() > 1e-12).then(|| [p[0] / p[2], p[1] / p[2]])
+    }
+}
+
+/// How far a cross line's segments may run past the sides it spans, as a share
+/// of the distance between them (plus [`CROSS_OVERRUN_PX`]): painted lines,
+/// ends and gate-bar feet stop at the surface's edges, while floor tiles, table
+/// edges and rails run on.
+pub(super) const CROSS_OVERRUN_SHARE: f64 = 0.1;
+pub(super) const CROSS_OVERRUN_PX: f64 = 6.0;
+/// A cross line must show over this share of the distance between the sides
+/// (pieces and glare hide the rest).
+pub(super) const CROSS_MIN_SHARE: f64 = 0.3;
+/// The sides' segments must come within this share of the distance between the
+/// sides of where the cross line meets them (a side may be hidden in part).
+pub(super) const SIDE_REACH_SHARE: f64 = 1.0;
+
+/// Whether `cross` could be a line across the surface between sides `a` and `b`
+/// in the image: it spans most of the way from one to the other and no further,
+/// and both sides reach it.
+pub(super) fn spans_between(a: &ImageLine, b: &ImageLine, cross: &ImageLine) -> bool {
+    let (Some(pa), Some(pb)) = (cross.meet(a), cross.meet(b)) else { return false };
+    let width = (pa[0] - pb[0]).hypot(pa[1] - pb[1]);
+    if !(width > 2.0 * CROSS_OVERRUN_PX) {
+        return false;
+    }
+    let (ta, tb) = (cross.along(pa), cross.along(pb));
+    let (lo, hi) = (ta.min(tb), ta.max(tb));
+    let slack = CROSS_OVERRUN_SHARE * width + CROSS_OVERRUN_PX;
+    let [c0, c1] = cross.span;
+    if c0 < lo - slack || c1 > hi + slack || (c1.min(hi) - c0.max(lo)) < CROSS_MIN_SHARE * width {
+        return false;
+    }
+    let reach = SIDE_REACH_SHARE * width;
+    let near = |side: &ImageLine, p: [f64; 2]| {
+        let t = side.along(p);
+        t >= side.span[0] - reach && t <= side.span[1] + reach
+    };
+    near(a, pa) || near(b, pb)
+}
+
+pub(super) fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
+    // Sort by length so each cluster is seeded by its longest segment.
+    let mut order: Vec<usize> = (0..segs.len()).collect();
+    let seg_len = |s: &[f64; 4]| (s[2] - s[0]).hypot(s[3] - s[1]);
+    order.sort_by(|&i, &j| seg_len(&segs[j]).total_cmp(&seg_len(&segs[i])));
+    let mut clusters: Vec<(ImageLine, Vec<usize>)> = Vec::new();
+    for &i in &order {
+        let s = segs[i];
+        let len = seg_len(&s);
+        let (dx, dy) = ((s[2] - s[0]) / len, (s[3] - s[1]) / len);
+        let mut joined = false;
+        for (line, members) in clusters.iter_mut() {
+            let (a, b) = (line.l[0], line.l[1]);
+            let cos = (a * dy - b * dx).abs(); // |direction . line direction|
+            let d0 = (a * s[0] + b * s[1] + line.l[2]).abs();
+            let d1 = (a * s[2] + b * s[3] + line.l[2]).abs();
+            if cos > MERGE_ANGLE_RAD.cos() && d0 < MERGE_DIST_PX && d1 < MERGE_DIST_PX {
+                members.push(i);
+                line.support_px += len;
+                joined = true;
+                break;
+            }
+        }
+        if !joined {
+            let l = [-dy, dx, -(-dy * s[0] + dx * s[1])];
+            clusters.push((ImageLine { l, support_px: len, span: [0.0, 0.0] }, vec![i]));
+        }
+    }
+    // Refit each cluster to its segments' endpoints and midpoints, weighted by length.
+    clusters
+        .into_iter()
+        .map(|(line, members)| {
+            let mut pts: Vec<([f64; 2], f64)> = Vec::new();
+            for &i in &members {
+                let s = segs[i];
+                let w = seg_len(&s);
+                for t in [0.0, 0.5, 1.0] {
+                    pts.push(([s[0] + t * (s[2] - s[0]), s[1] + t * (s[3] - s[1])], w));
+                }
+            }
+            let sw: f64 = pts.iter().map(|p| p.1).sum();
+            let mu = [pts.iter().map(|p| p.0[0] * p.1).sum::<f64>() / sw, pts.iter().map(|p| p.0[1] * p.1).sum::<f64>() / sw];
+            let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+            for (p, w) in &pts {
+                let (x, y) = (p[0] - mu[0], p[1] - mu[1]);
+                sxx += w * x * x;
+                sxy += w * x * y;
+                syy += w * y * y;
+            }
+            // The normal is the eigenvector of the smaller eigenvalue of the scatter.
+            let th = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+            let (dx, dy) = (th.cos(), th.sin());
+            let (a, b) = (-dy, dx);
+            let along = |p: [f64; 2]| p[0] * b - p[1] * a;
+            let ts = members.iter().flat_map(|&i| [along([segs[i][0], segs[i][1]]), along([segs[i][2], segs[i][3]])]);
+            let span = ts.fold([f64::INFINITY, f64::NEG_INFINITY], |s, t| [s[0].min(t), s[1].max(t)]);
+            ImageLine { l: [a, b, -(a * mu[0] + b * mu[1])], support_px: line.support_px, span }
+        })
+        .collect()
+}
+
+/// The pose that puts `side_pos` at `x = +hw`, `side_neg` at `x = -hw` and
+/// `cross` at `y = y_c`, all in the plane at height `z`, if one exists in front of the camera.
+pub(super) fn pose_from_lines(cam: &Camera, side_pos: &ImageLine, side_neg: &ImageLine, cross: &ImageLine, hw: f64, y_c: f64, z: f64) -> Option<CameraPose> {
+    // Back-projected plane normals n = K^T l.
+    let kt = |l: [f64; 3]| [cam.fx * l[0], cam.fy * l[1], cam.cx * l[0] + cam.cy * l[1] + l[2]];
+    let (na, nb, nc) = (kt(side_pos.l), kt(side_neg.l), kt(cross.l));
+    let dy = unit3(cross3(na, nb))?;
+    let mut dx = unit3(cross3(nc, dy))?;
+    // The rays to the two corners on the cross line.
+    let ray = |l1: [f64; 3], l2: [f64; 3]| -> Option<[f64; 3]> {
+        let p = cross3(l1, l2);
+        if p[2].abs() < 1e-12 {
+            return None;
+        }
+        let (u, v) = (p[0] / p[2], p[1] / p[2]);
+        Some([(u - cam.cx) / cam.fx, (v - cam.cy) / cam.fy, 1.0])
+    };
+    let ra = ray(side_pos.l, cross.l)?;
+    let rb = ray(side_neg.l, cross.l)?;
+    // s_a ra - s_b rb = 2 hw dx (least squares in s_a, s_b).
+    let solve = |dx: [f64; 3]| -> (f64, f64) {
+        let rhs = scale3(dx, 2.0 * hw);
+        let (a11, a12, a22) = (dot3(ra, ra), -dot3(ra, rb), dot3(rb, rb));
+        let (b1, b2) = (dot3(ra, rhs), -dot3(rb, rhs));
+        let det = a11 * a22 - a12 * a12;
+        ((a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det)
+    };
+    let (mut sa, mut sb) = solve(dx);
+    if sa < 0.0 && sb < 0.0 {
+        dx = scale3(dx, -1.0);
+        (sa, sb) = solve(dx);
+    }
+    if !(sa > 0.0 && sb > 0.0) || !sa.is_finite() {
+        return None;
+    }
+    let pa = scale3(ra, sa);
+    let mut dy = dy;
+    let mut dz = cross3(dx, dy);
+    // The camera (the origin) is above the board: on the +z side of the plane.
+    if dot3(scale3(pa, -1.0), dz) < 0.0 {
+        dy = scale3(dy, -1.0);
+        dz = cross3(dx, dy);
+    }
+    let dz = unit3(dz)?;
+    // The fitted directions are orthogonal by construction; re-orthonormalise dy.
+    let dy = cross3(dz, dx);
+    let rotation = [[dx[0], dy[0], dz[0]], [dx[1], dy[1], dz[1]], [dx[2], dy[2], dz[2]]];
+    // The ladder's plane is z = `z`: the board origin lies `z` below it.
+    let t = sub3(sub3(sub3(pa, scale3(dx, hw)), scale3(dy, y_c)), scale3(dz, z));
+    Some(CameraPose { rotation, translation: t })
+}

@@ -1,0 +1,803 @@
+//! Stage `Undistorted -> BoardPose`: the camera's full 3D pose relative to the board, found from the board's own edges, lines and hole rims, or from hand-picked points.
+//!
+//! Automatic localisation, in four steps:
+//! 1. **Lines.** Canny edges and `HoughLinesP` segments on the undistorted
+//!    image, merged into long straight lines.
+//! 2. **Hypotheses.** Every ordered pair of long lines is tried as the two long
+//!    sides of the playing surface (`x = +w/2`, `x = -w/2`) and every other line as
+//!    one of the board's cross lines (the end edges, a shuffleboard's stripe
+//!    edges, a sjoelbak's gate bar): with the camera's intrinsics, two parallel
+//!    sides a known distance apart and one cross line at a known `y` fix the
+//!    pose in closed form. Each pose is scored by how much of the whole board
+//!    model it projects onto image edges.
+//! 3. **Refinement.** The best hypotheses, a batch at a time until one passes
+//!    the verdict, are refined by model-based edge
+//!    tracking ("moving edges"): points sampled along every projected model
+//!    edge (surface outline, stripe edges, hole rims, and the construction
+//!    around the surface: walls, partitions, gutters, rails) search along their normal
+//!    for the image edge, and Gauss-Newton with Tukey weights minimises the
+//!    normal distances over the six pose parameters and the construction's
+//!    dimensions (gutter width, wall height: the maker's choice, fitted within
+//!    the range tables span), with a shrinking search range.
+//! 4. **Verification.** The refined pose must match a large share of the
+//!    visible model at sub-pixel residuals, the rules-fixed features that tell
+//!    the board apart (lines, holes, gate openings) must confirm it, every board
+//!    point must be constrained ([`LocateConfig::max_position_sigma_mm`]), and no
+//!    other pose may explain the image as well: a rival is an ambiguity unless
+//!    the image edges only the best explains clearly outnumber those only the
+//!    rival explains. Construction edges count where they agree, never against.
+//!    A refusal names the feature that disagreed.
+//!
+//! The board model's features at `z = 0` are the surface edges and markings;
+//! the pose is a full [`CameraPose`], so later stages project points at any height.
+
+use crate::board::{Board, Layout};
+use crate::camera::{Camera, CameraError, CameraPose, Rotation};
+use crate::frame::{Frame, FrameError, Undistorted};
+use crate::geom::{BoardPoint3, PixelPoint};
+use opencv::core::{Mat, Point2d, Point3d, Scalar, Size, Vec4i, Vector, BORDER_DEFAULT, CV_16S};
+use opencv::prelude::*;
+use opencv::{calib3d, imgproc};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+mod fit;
+mod geometry;
+mod lines;
+mod model;
+mod points;
+mod sampling;
+mod verdict;
+
+use fit::*;
+use geometry::*;
+use lines::*;
+pub use model::*;
+pub use points::*;
+use sampling::*;
+use verdict::*;
+
+/// Errors of the localisation stage. [`LocateError::is_refusal`] separates "no
+/// trustworthy pose in this image" from bad input.
+#[derive(Debug, thiserror::Error)]
+pub enum LocateError {
+    #[error("board not found: {reason}")]
+    NotFound { reason: String },
+    #[error("the fit is poor: {reason}")]
+    PoorFit { reason: String },
+    #[error("the pose is ambiguous: two different poses fit almost equally well (scores {best:.0} and {second:.0}); {hint}")]
+    Ambiguous { best: f64, second: f64, hint: String },
+    #[error("the given pose does not fit this frame: {reason} (was the camera moved, or the board covered?)")]
+    GivenPoseRejected { reason: String },
+    #[error("need at least {needed} points with distinct positions, got {got}")]
+    TooFewPoints { got: usize, needed: usize },
+    #[error("points file {path}, line {line}: {problem}")]
+    PointsFile { path: PathBuf, line: usize, problem: String },
+    #[error("cannot read points file {path}: {source}")]
+    PointsIo { path: PathBuf, source: std::io::Error },
+    #[error("{source}")]
+    Frame {
+        #[from]
+        source: FrameError,
+    },
+    #[error("{source}")]
+    Camera {
+        #[from]
+        source: CameraError,
+    },
+    #[error("OpenCV error in {context}: {source}")]
+    OpenCv { context: String, source: opencv::Error },
+}
+
+impl LocateError {
+    /// Whether this is a refusal (the board is not found, the fit is poor or
+    /// ambiguous) rather than an input or internal error.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            LocateError::NotFound { .. } | LocateError::PoorFit { .. } | LocateError::Ambiguous { .. } | LocateError::GivenPoseRejected { .. }
+        )
+    }
+}
+
+fn cv<T>(context: &str, r: opencv::Result<T>) -> Result<T, LocateError> {
+    r.map_err(|source| LocateError::OpenCv { context: context.to_string(), source })
+}
+
+// ---------------------------------------------------------------------------
+// Thresholds.
+
+/// Gaussian pre-blur (px) before gradients: suppresses sensor noise and JPEG
+/// blocking while leaving a step edge's peak unbiased.
+const BLUR_SIGMA_PX: f64 = 1.0;
+/// Smallest gradient (8-bit levels per px, along the edge normal) that counts as
+/// an edge. A board edge or painted line (>= 30 levels of contrast) peaks above 8
+/// after the pre-blur; sensor noise after it stays near 1.
+const EDGE_MIN_GRADIENT: f32 = 4.0;
+/// Canny thresholds in OpenCV's 3x3-Sobel units (8 x levels per px).
+const CANNY_LOW: f64 = 8.0 * 4.0;
+const CANNY_HIGH: f64 = 8.0 * 10.0;
+/// Hough segments shorter than this fraction of the image's smaller side are
+/// texture, not board edges.
+const MIN_SEGMENT_FRACTION: f64 = 0.06;
+/// Segments within this angle and distance are one line.
+const MERGE_ANGLE_RAD: f64 = 1.5 * std::f64::consts::PI / 180.0;
+const MERGE_DIST_PX: f64 = 2.5;
+/// How many of the longest lines are tried as the surface's long sides, and as
+/// cross lines. A tiled floor or a rail brings dozens of long lines; the cheap
+/// [`spans_between`] test keeps the combinations that are scored few.
+const SIDE_CANDIDATES: usize = 30;
+const CROSS_CANDIDATES: usize = 60;
+/// Samples of a construction edge, at the hypothesis score's spacing, for it to
+/// count in the score where at least half of them hit (a few stray hits are chance).
+const HYPOTHESIS_AGREE_SAMPLES: usize = 5;
+/// Hypotheses refined in one batch.
+const STARTS_PER_BATCH: usize = 14;
+/// Batches tried before the frame is refused: a frame whose first hypotheses all
+/// fail the verdict costs at most this many times a typical one.
+const MAX_START_BATCHES: usize = 3;
+/// Of a batch, at most this many per model cross line the image line is read as (first pass).
+const STARTS_PER_READING: usize = 2;
+/// Model sampling steps along projected edges, px: coarse for scoring
+/// hypotheses, fine for refinement and the final verdict.
+const SCORE_STEP_PX: f64 = 8.0;
+const REFINE_STEP_PX: f64 = 3.0;
+/// Sampling step while the search range is still wide (the pose is a few px off
+/// and only needs to come closer), px.
+const COARSE_REFINE_STEP_PX: f64 = 6.0;
+/// Search ranges at least this wide use the coarse step, px.
+const COARSE_RANGE_PX: f64 = 6.0;
+/// Hypothesis scoring accepts an edge this far from the projected model, px.
+const SCORE_REACH_PX: f64 = 2.0;
+/// The refinement's search ranges along the normal, px: wide enough for the
+/// closed-form start (Hough lines, a few px off), then shrinking to reject
+/// neighbouring edges.
+const SEARCH_SCHEDULE_PX: [f64; 5] = [16.0, 10.0, 6.0, 3.5, 2.5];
+const ITERATIONS_PER_RANGE: usize = 6;
+/// Step of the search along the normal, px (the peak is then refined by a parabola).
+const SEARCH_STEP_PX: f64 = 0.5;
+/// Among edges in the search window, those at least this fraction of the
+/// strongest are candidates, and the nearest wins (a stripe's far edge is as
+/// strong as its near one).
+const NEAREST_PEAK_RATIO: f32 = 0.5;
+/// Tukey's constant for 95 % efficiency under Gaussian noise.
+const TUKEY_C: f64 = 4.685;
+/// The Tukey scale never drops below this, px (an edge is never located better
+/// than ~0.1 px; below 0.5 px the estimator would discard good samples).
+const MIN_ROBUST_SCALE_PX: f64 = 0.5;
+/// The Tukey scale is never below this fraction of the search range. While the
+/// range is wide the pose is still several px off, mostly far from where the
+/// lines that started it were found: a scale from the residuals' median (the
+/// near parts, already matched) treats the far parts' samples as outliers and
+/// the pose crawls a fraction of a px per iteration, stopping short in a wrong
+/// optimum (a sjoelbak's walls read a wall's thickness off). On the fixtures a
+/// sjoelbak start 23 px off still stops 11 px short at 0.5 and converges from 0.6
+/// to 1.0.
+const MIN_ROBUST_SCALE_OF_RANGE: f64 = 0.75;
+/// The Gauss-Newton step's damping, as a fraction of each parameter's own
+/// curvature (the normal matrix's diagonal: Marquardt's scaling). Rotations (px
+/// per radian) and translations (px per mm) differ in scale by about the camera
+/// distance squared: a damping taken from the whole trace is the rotations' and
+/// weighs 0.06 % to 80 % of the translations' own curvature on the fixtures, the
+/// more the farther the camera. It held the weakly constrained combination of a
+/// sideways shift and a tilt (nearly the same image from far away) where the
+/// closed-form start put it: a yocu-9 seen from 3.4 m stopped with the camera
+/// 44 mm sideways, 1.35 mm off on the board. The weakest direction of any
+/// fixture's final fit has an equilibrated curvature of ~3e-5 (that view); this
+/// slows it by ~4 % a step. A direction nothing constrains has no gradient along
+/// it either, and the step solves by SVD, so it still stays put.
+const RELATIVE_DAMPING: f64 = 1e-6;
+/// Samples closer than this to the image border are skipped (the gradient
+/// there is clipped by the undistortion's black border).
+const BORDER_MARGIN_PX: f64 = 4.0;
+/// Points closer to the camera's plane than this (mm) are not projected.
+const NEAR_MM: f64 = 10.0;
+/// The final verdict: a sample is an inlier when the image edge is within this of the model, px.
+const INLIER_PX: f64 = 1.0;
+/// An upright face narrower than this in the image (twice the pre-blur sigma)
+/// is seen edge-on: the blur merges its top and its foot into one line, where
+/// the gradient shows no shade of the face, only the top against the surface
+/// beyond it, often the same wood in the same light (a gate bar block with the
+/// camera right over its front). Its edges' samples neither confirm nor deny the
+/// board in the identification test; counted, one unreliable line weighs twice.
+const MIN_FACE_PX: f64 = 2.0 * BLUR_SIGMA_PX;
+/// An overhead camera sees the board from within this angle of straight down;
+/// beyond it a hypothesis is a grazing, degenerate fit (the whole model on one line).
+const MAX_TILT_DEG: f64 = 75.0;
+/// Poses whose visible board points are imaged within this of each other are the same hypothesis, px.
+const SAME_POSE_PX: f64 = 3.0;
+/// A second pose is a rival (an ambiguity) only when it images the board this far from the best, px;
+/// closer, it is the same pose caught in a poorer local optimum.
+const DIFFERENT_POSE_PX: f64 = 10.0;
+/// Spacing of the surface points used to compare poses, mm.
+const PROBE_SPACING_MM: f64 = 50.0;
+/// Cell size of the grid on which two poses' image evidence is compared, px: an
+/// edge point one pose explains counts as explained by the other when it falls
+/// in the same or a neighbouring cell (within 2-4 px, well under
+/// [`DIFFERENT_POSE_PX`], so that rivals are told apart, and above the inlier
+/// distance, so that one edge found by both counts once).
+const EVIDENCE_CELL_PX: f64 = 2.0;
+/// A rival explains nothing the best does not (it is no other reading of the
+/// image, only a poorer fit of part of it) when the edge samples only the best
+/// explains outnumber those only the rival explains by this factor ...
+const DOMINANCE_FACTOR: f64 = 2.0;
+/// ... and are at least this many (a stretch of edge some 15 samples x 3 px long:
+/// a few stray pixels never decide).
+const DOMINANCE_MIN_SAMPLES: usize = 15;
+
+/// Thresholds of the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LocateConfig {
+    /// Least fraction of the visible model's edge samples that must land on an image edge.
+    pub min_coverage: f64,
+    /// Largest RMS normal distance of the inlier samples, px.
+    pub max_rms_px: f64,
+    /// Largest predicted standard error of any visible board point, mm
+    /// (catches poses the visible features leave unconstrained).
+    pub max_position_sigma_mm: f64,
+    /// A second, different pose scoring at least this fraction of the best makes the view ambiguous.
+    pub ambiguity_ratio: f64,
+    /// Least number of inlier edge samples.
+    pub min_inliers: usize,
+    /// Largest RMS reprojection error of hand-picked points (`--points`), px.
+    pub max_points_rms_px: f64,
+}
+
+impl Default for LocateConfig {
+    fn default() -> Self {
+        LocateConfig {
+            // Pieces, glare and worn paint hide part of the board; a wrong pose
+            // matches texture at well under 30 %.
+            // A wrong pose caught on neighbouring edges can reach ~50 %; right
+            // poses on the fixtures (pieces, shadows, glare) match >= 74 %.
+            min_coverage: 0.6,
+            // A right pose fits within ~0.35 px RMS even with pieces on the board;
+            // a pose caught on a neighbouring edge fits ~0.5 px.
+            max_rms_px: 0.45,
+            max_position_sigma_mm: 1.0,
+            ambiguity_ratio: 0.85,
+            min_inliers: 60,
+            // Hand-clicked points are good to a couple of pixels; a wrong
+            // correspondence is off by tens.
+            max_points_rms_px: 4.0,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The result.
+
+/// How a pose was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocateMethod {
+    /// From the board's own edges.
+    Automatic,
+    /// From hand-picked point correspondences (`--points`).
+    Points,
+}
+
+/// How well one model feature fits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FeatureFit {
+    pub feature: String,
+    /// Samples of the feature inside the image.
+    pub samples: usize,
+    /// Of those, samples that found their image edge within the inlier distance.
+    pub inliers: usize,
+    /// RMS normal distance of the inliers, px.
+    pub rms_px: f64,
+    /// Whether the rules fix the feature ([`ModelEdge::fixed`]). Only those are
+    /// fitted and decide the verdict; a construction feature (at its nominal size)
+    /// is listed to show whether this table is built like that.
+    pub fixed: bool,
+}
+
+/// The stage's output: the camera pose in the board frame and the evidence for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoardPose {
+    pub board: String,
+    pub pose: CameraPose,
+    pub method: LocateMethod,
+    /// RMS reprojection error of the features used, px: normal distances of the
+    /// edge samples (automatic) or point distances (points).
+    pub reprojection_rms_px: f64,
+    /// Fraction of the visible model's edge samples matched (automatic only).
+    pub coverage: f64,
+    /// Predicted standard error of the worst visible board point, mm (automatic only).
+    pub position_sigma_mm: f64,
+    pub features: Vec<FeatureFit>,
+}
+
+impl BoardPose {
+    /// Writes the pose ([`CameraPose::save`]) with its quality numbers.
+    pub fn save(&self, path: &Path) -> Result<(), LocateError> {
+        self.pose.save(
+            path,
+            &[
+                ("reprojection_rms_px", self.reprojection_rms_px),
+                ("coverage", self.coverage),
+                ("position_sigma_mm", self.position_sigma_mm),
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The localiser.
+
+/// A pose being fitted with the construction's dimensions and the edges' polarities.
+#[derive(Clone)]
+struct Fit {
+    pose: CameraPose,
+    /// The construction parameters' offsets from nominal, mm ([`BoardModel::params`]).
+    cons: Vec<f64>,
+    /// Per model edge: the sign of its image gradient across it, 0 if not known.
+    polarity: Vec<f32>,
+    polarity_learned: bool,
+}
+
+impl Fit {
+    fn start(pose: CameraPose, model: &BoardModel) -> Fit {
+        Fit { pose, cons: vec![0.0; model.params.len()], polarity: vec![0.0; model.edges.len()], polarity_learned: false }
+    }
+}
+
+struct Refined {
+    pose: CameraPose,
+    /// The construction parameters' offsets from nominal, mm ([`BoardModel::params`]).
+    construction: Vec<f64>,
+    /// Inlier count times coverage: the score hypotheses are ranked by.
+    score: f64,
+    /// The same over the rules-fixed features alone: what a rival pose must match
+    /// to make the frame ambiguous (a free construction dimension can make a
+    /// shifted pose fit a wall or bar top as well as the true one).
+    fixed_score: f64,
+    coverage: f64,
+    rms_px: f64,
+    inliers: usize,
+    sigma_mm: f64,
+    features: Vec<FeatureFit>,
+    /// `y` of a straight line across the board that the model does not have.
+    phantom_line_mm: Option<f64>,
+    /// Why the features that tell the board apart do not confirm it, if they do not.
+    unconfirmed: Option<String>,
+    /// The image edge points the fit explains (each inlier sample where its edge
+    /// was found), px: what a rival pose is compared on.
+    evidence: Vec<[f64; 2]>,
+}
+
+
+/// How well the board's edges fit an image at a refined pose ([`Locator::edge_fit`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeFit {
+    pub pose: CameraPose,
+    /// Model edge samples inside the image.
+    pub samples: usize,
+    /// Of those, samples within the inlier distance of their image edge.
+    pub inliers: usize,
+    /// Model edges with at least one inlier.
+    pub edges: usize,
+    /// Each sample's squared distance to its image edge, capped at the inlier
+    /// distance's square (a missed sample costs the cap), summed, px^2.
+    pub truncated_cost_px2: f64,
+}
+
+impl EdgeFit {
+    /// The cost per sample, px^2.
+    pub fn mean_cost_px2(&self) -> f64 {
+        self.truncated_cost_px2 / self.samples.max(1) as f64
+    }
+}
+
+/// Finds the board in undistorted images. Owns its image scratch buffers.
+pub struct Locator {
+    board_name: String,
+    model: BoardModel,
+    cfg: LocateConfig,
+    blurred: Mat,
+    sobel: Mat,
+    edges: Mat,
+    grad: Gradients,
+    samples: Vec<Sample>,
+    /// Points on the surface used to compare poses.
+    probe_points: Vec<[f64; 3]>,
+    /// The best pose of the last run, refused or not (for overlays showing why).
+    last_candidate: Option<CameraPose>,
+    /// The construction fitted with it (offsets from nominal, mm), for the overlay.
+    last_construction: Vec<f64>,
+}
+
+impl Locator {
+    pub fn new(board: &Board, cfg: LocateConfig) -> Locator {
+        let model = BoardModel::new(board);
+        let hw = board.surface.half_width();
+        let len = board.surface.length_mm;
+        let rows = (len / PROBE_SPACING_MM).ceil() as usize;
+        let probe_points = (0..=rows)
+            .flat_map(|i| {
+                let y = len * i as f64 / rows as f64;
+                [[-hw, y, 0.0], [0.0, y, 0.0], [hw, y, 0.0]]
+            })
+            .collect();
+        Locator {
+            board_name: board.name.clone(),
+            model,
+            cfg,
+            blurred: Mat::default(),
+            sobel: Mat::default(),
+            edges: Mat::default(),
+            grad: Gradients::default(),
+            samples: Vec::new(),
+            probe_points,
+            last_candidate: None,
+            last_construction: Vec::new(),
+        }
+    }
+
+    pub fn model(&self) -> &BoardModel {
+        &self.model
+    }
+
+    /// The best pose the last run considered, even if it was refused.
+    pub fn last_candidate(&self) -> Option<CameraPose> {
+        self.last_candidate
+    }
+
+    fn prepare(&mut self, und: &Undistorted) -> Result<(), LocateError> {
+        cv("blur", imgproc::gaussian_blur(&und.image, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
+        let (w, h) = (self.blurred.cols() as usize, self.blurred.rows() as usize);
+        self.grad.w = w;
+        self.grad.h = h;
+        // Pixels near the undistortion's fill: their gradients are the fill's border, not the board.
+        let mut keep = Mat::default();
+        if !und.valid.empty() {
+            let r = (BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX).ceil() as i32;
+            let k = cv("kernel", imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(2 * r + 1, 2 * r + 1)))?;
+            cv("erode", imgproc::erode(&und.valid, &mut keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))?;
+        }
+        let mask: Option<&[u8]> = if keep.empty() { None } else { Some(cv("mask", keep.data_typed::<u8>())?) };
+        let mut channels: Vector<Mat> = Vector::new();
+        cv("split", opencv::core::split(&self.blurred, &mut channels))?;
+        self.grad.g.clear();
+        self.grad.g.resize(w * h, [0; 6]);
+        for c in 0..3 {
+            let ch = cv("split", channels.get(c))?;
+            for (dx, dy) in [(1, 0), (0, 1)] {
+                // The raw 3x3 Sobel sums of the 8-bit channel: exact in 16 bits.
+                cv("sobel", imgproc::sobel(&ch, &mut self.sobel, CV_16S, dx, dy, 3, 1.0, 0.0, BORDER_DEFAULT))?;
+                let data = cv("sobel", self.sobel.data_typed::<i16>())?;
+                let plane = 2 * c + dy as usize;
+                for (i, (dst, g)) in self.grad.g.iter_mut().zip(data).enumerate() {
+                    dst[plane] = if mask.is_some_and(|m| m[i] == 0) { 0 } else { *g };
+                }
+            }
+        }
+        // OpenCV's Canny takes the strongest channel's gradient of a colour image.
+        cv("canny", imgproc::canny(&self.blurred, &mut self.edges, CANNY_LOW, CANNY_HIGH, 3, true))?;
+        if !keep.empty() {
+            let mut masked = Mat::default();
+            cv("mask edges", opencv::core::bitwise_and_def(&self.edges, &keep, &mut masked))?;
+            self.edges = masked;
+        }
+        Ok(())
+    }
+
+    /// Finds the board automatically.
+    pub fn run(&mut self, und: &Undistorted) -> Result<BoardPose, LocateError> {
+        self.last_candidate = None;
+        self.prepare(und)?;
+        let cam = und.camera;
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let mut segs: Vector<Vec4i> = Vector::new();
+        let min_len = MIN_SEGMENT_FRACTION * w.min(h);
+        cv("hough", imgproc::hough_lines_p(&self.edges, &mut segs, 1.0, std::f64::consts::PI / 360.0, (min_len / 2.0) as i32, min_len, 3.0))?;
+        let segs: Vec<[f64; 4]> = segs.iter().map(|s| [s[0] as f64, s[1] as f64, s[2] as f64, s[3] as f64]).collect();
+        let mut lines = merge_segments(&segs);
+        lines.sort_by(|a, b| b.support_px.total_cmp(&a.support_px));
+        if lines.len() < 3 {
+            return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
+        }
+        // Score every hypothesis.
+        // (score, pose, which model cross line the image line was read as)
+        let mut hyps: Vec<(f64, CameraPose, usize)> = Vec::new();
+        let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
+        let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
+        let mut samples = std::mem::take(&mut self.samples);
+        let mut tally: Vec<(usize, usize)> = Vec::new();
+        for ladder in &self.model.ladders {
+            for (i, a) in sides.iter().enumerate() {
+                for (j, b) in sides.iter().enumerate() {
+                    if i == j {
+                        continue;
+                    }
+                    for (k, c) in crosses.iter().enumerate() {
+                        if k == i || k == j || !spans_between(a, b, c) {
+                            continue;
+                        }
+                        for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
+                            let Some(pose) = pose_from_lines(&cam, a, b, c, ladder.half_width_mm, y, ladder.z_mm) else { continue };
+                            // The board normal in camera coordinates is the rotation's third column;
+                            // looking down on the board it points back at the camera (-z).
+                            if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
+                                continue;
+                            }
+                            sample_model(&self.model, &pose, &cam, SCORE_STEP_PX, &[], &mut samples);
+                            if samples.is_empty() {
+                                continue;
+                            }
+                            // The fixed features count; the construction's edges (nominal
+                            // here) only where they agree, never against.
+                            tally.clear();
+                            tally.resize(self.model.edges.len(), (0, 0));
+                            for s in &samples {
+                                let hit = self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some();
+                                tally[s.edge].0 += 1;
+                                tally[s.edge].1 += usize::from(hit);
+                            }
+                            let (n, hits) = self.model.edges.iter().zip(&tally).filter(|(e, t)| e.fixed || (t.0 >= HYPOTHESIS_AGREE_SAMPLES && t.1 * 2 >= t.0)).fold((0usize, 0usize), |(n, h), (_, t)| (n + t.0, h + t.1));
+                            if n == 0 {
+                                continue;
+                            }
+                            let score = hits as f64 * hits as f64 / n as f64;
+                            hyps.push((score, pose, yi));
+                        }
+                    }
+                }
+            }
+        }
+        self.samples = samples;
+        hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // Refine the best distinct hypotheses a batch at a time, until one passes
+        // the verdict: a frame whose first hypotheses are all wrong readings (the
+        // lines' score favours long straight edges off the board) gets further ones.
+        let mut tried: Vec<CameraPose> = Vec::new();
+        let mut refined: Vec<Refined> = Vec::new();
+        for _ in 0..MAX_START_BATCHES {
+            let starts = self.pick_starts(&cam, &hyps, &tried);
+            if starts.is_empty() {
+                break;
+            }
+            tried.extend(&starts);
+            for p in starts {
+                if let Some(r) = self.fit(&cam, Fit::start(p, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&cam, f)) {
+                    refined.push(r);
+                }
+            }
+            if refined.iter().any(|r| self.check(r).is_ok()) {
+                break;
+            }
+        }
+        if tried.is_empty() {
+            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
+        }
+        refined.sort_by(|a, b| b.score.total_cmp(&a.score));
+        // Candidates that pass every check on their own compete; the rest only explain a refusal.
+        let (good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
+        let Some(best) = good.first() else {
+            let Some(r) = bad.first() else {
+                return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });
+            };
+            self.last_candidate = Some(r.pose);
+            self.last_construction = r.construction.clone();
+            return Err(self.check(r).expect_err("a rejected candidate fails a check"));
+        };
+        self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
+        // A different pose that also passes and scores nearly as well: refuse rather than guess.
+        // A rival whose support is (nearly) a subset of the best's explains nothing
+        // the best does not: a poorer fit of part of the image, not another reading.
+        if let Some(second) = good.iter().skip(1).find(|r| self.image_distance(&cam, &best.pose, &r.pose) > DIFFERENT_POSE_PX) {
+            let (best_only, second_only) = evidence_difference(&best.evidence, &second.evidence);
+            let dominated = best_only >= DOMINANCE_MIN_SAMPLES && best_only as f64 >= DOMINANCE_FACTOR * second_only as f64;
+            if !dominated && second.score >= self.cfg.ambiguity_ratio * best.score && second.fixed_score >= self.cfg.ambiguity_ratio * best.fixed_score {
+                return Err(LocateError::Ambiguous {
+                    best: best.score,
+                    second: second.score,
+                    hint: "the visible part of the board looks the same both ways round; include an end or a distinguishing line".into(),
+                });
+            }
+        }
+        let best = good.into_iter().next().expect("checked above");
+        if std::env::var_os("TMPDBG").is_some() { eprintln!("TMPACC cov {:.3} rms {:.3} inl {}", best.coverage, best.rms_px, best.inliers); }
+        Ok(self.board_pose(best))
+    }
+
+    /// The next batch of hypotheses to refine: the best-scoring ones that are
+    /// distinct from each other and from those `tried`, a few for every reading
+    /// of the cross line first (the best overall score alone can favour a board
+    /// read back to front: fewer model edges in view, all matched).
+    fn pick_starts(&self, cam: &Camera, hyps: &[(f64, CameraPose, usize)], tried: &[CameraPose]) -> Vec<CameraPose> {
+        let mut starts: Vec<CameraPose> = Vec::new();
+        let mut per_reading = vec![0usize; self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0)];
+        for pass in 0..2 {
+            for (_, p, yi) in hyps {
+                if starts.len() >= STARTS_PER_BATCH {
+                    break;
+                }
+                if pass == 0 && per_reading[*yi] >= STARTS_PER_READING {
+                    continue;
+                }
+                if starts.iter().chain(tried).all(|q| self.image_distance(cam, p, q) > SAME_POSE_PX) {
+                    starts.push(*p);
+                    per_reading[*yi] += 1;
+                }
+            }
+        }
+        starts
+    }
+
+    /// Largest image distance between where two poses put the surface points
+    /// that the first pose sees, px (infinite if it sees none), in the image
+    /// of the distortion-free camera `cam`.
+    pub fn image_distance(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let mut worst = f64::NEG_INFINITY;
+        for p in &self.probe_points {
+            let Some(pa) = project(cam, a.to_camera(BoardPoint3::new(p[0], p[1], p[2]))) else { continue };
+            if !(pa[0] >= 0.0 && pa[1] >= 0.0 && pa[0] < w && pa[1] < h) {
+                continue;
+            }
+            let d = project(cam, b.to_camera(BoardPoint3::new(p[0], p[1], p[2]))).map_or(f64::INFINITY, |pb| (pa[0] - pb[0]).hypot(pa[1] - pb[1]));
+            worst = worst.max(d);
+        }
+        if worst == f64::NEG_INFINITY {
+            f64::INFINITY
+        } else {
+            worst
+        }
+    }
+
+    /// The stage's output for an accepted refinement.
+    fn board_pose(&self, best: Refined) -> BoardPose {
+        BoardPose {
+            board: self.board_name.clone(),
+            pose: best.pose,
+            method: LocateMethod::Automatic,
+            reprojection_rms_px: best.rms_px,
+            coverage: best.coverage,
+            position_sigma_mm: best.sigma_mm,
+            features: best.features,
+        }
+    }
+
+    /// Refines `start` against this image's edges and measures the fit, with
+    /// no verdict: for comparing trial cameras (`crate::setup`), where a poor
+    /// trial must still be measured. `None` if the refinement loses the board.
+    pub fn edge_fit(&mut self, und: &Undistorted, start: CameraPose) -> Result<Option<EdgeFit>, LocateError> {
+        self.prepare(und)?;
+        let cam = und.camera;
+        Ok(self.refine(&cam, start).map(|r| {
+            let (samples, inliers, inlier_ss) = r.features.iter().fold((0usize, 0usize, 0.0f64), |(s, i, ss), f| {
+                (s + f.samples, i + f.inliers, ss + if f.inliers > 0 { f.inliers as f64 * f.rms_px * f.rms_px } else { 0.0 })
+            });
+            let edges = r.features.iter().filter(|f| f.inliers > 0).count();
+            EdgeFit { pose: r.pose, samples, inliers, edges, truncated_cost_px2: inlier_ss + (samples - inliers) as f64 * INLIER_PX * INLIER_PX }
+        }))
+    }
+
+    /// Refines a known approximate pose (e.g. the previous frame's, or one from
+    /// `--points`) against this image's edges and applies the same verdict.
+    pub fn refine_from(&mut self, und: &Undistorted, start: CameraPose) -> Result<BoardPose, LocateError> {
+        self.prepare(und)?;
+        let cam = und.camera;
+        let Some(best) = self.refine(&cam, start) else {
+            return Err(LocateError::GivenPoseRejected { reason: "the board's edges are not near where it puts them".into() });
+        };
+        self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
+        // The given pose was what failed, not a search: say so, with what disagreed.
+        self.check(&best).map_err(|e| match e {
+            LocateError::NotFound { reason } | LocateError::PoorFit { reason } => LocateError::GivenPoseRejected { reason },
+            other => other,
+        })?;
+        Ok(self.board_pose(best))
+    }
+
+    /// The undistorted image with the model projected by `pose`: green where an
+    /// image edge confirms the model (within the inlier distance), red where not.
+    pub fn overlay(&mut self, und: &Undistorted, pose: &CameraPose) -> Result<Mat, LocateError> {
+        self.prepare(und)?;
+        let mut img = und.image.clone();
+        let mut samples = std::mem::take(&mut self.samples);
+        let cons = self.last_construction.clone();
+        sample_model(&self.model, pose, &und.camera, 2.0, &cons, &mut samples);
+        for s in &samples {
+            let ok = self.grad.search(s.p, s.n, INLIER_PX * 2.0, 0.0).is_some_and(|(o, _)| o.abs() <= INLIER_PX);
+            let colour = if ok { opencv::core::Scalar::new(0.0, 255.0, 0.0, 0.0) } else { opencv::core::Scalar::new(0.0, 0.0, 255.0, 0.0) };
+            let c = opencv::core::Point::new(s.p[0].round() as i32, s.p[1].round() as i32);
+            cv("overlay", imgproc::circle(&mut img, c, 1, colour, -1, imgproc::LINE_8, 0))?;
+        }
+        self.samples = samples;
+        Ok(img)
+    }
+
+}
+
+/// Convenience for callers holding a raw frame: undistorts it and locates the board.
+pub fn locate_frame(board: &Board, camera: &Camera, frame: &Frame, cfg: LocateConfig) -> Result<BoardPose, LocateError> {
+    let mut und = crate::undistort::Undistorter::new(*camera, crate::undistort::UndistortConfig::default())?;
+    let u = und.run(frame)?;
+    Locator::new(board, cfg).run(&u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cam() -> Camera {
+        Camera { image_width: 1280, image_height: 960, fx: 1000.0, fy: 1000.0, cx: 640.0, cy: 480.0, distortion: Default::default() }
+    }
+
+    fn line_through(p: [f64; 2], q: [f64; 2]) -> ImageLine {
+        let d = [q[0] - p[0], q[1] - p[1]];
+        let n = d[0].hypot(d[1]);
+        let (a, b) = (-d[1] / n, d[0] / n);
+        let along = |x: [f64; 2]| x[0] * b - x[1] * a;
+        let (t0, t1) = (along(p), along(q));
+        ImageLine { l: [a, b, -(a * p[0] + b * p[1])], support_px: n, span: [t0.min(t1), t0.max(t1)] }
+    }
+
+    /// The closed form recovers an exact pose from exact lines.
+    #[test]
+    fn three_lines_give_the_pose() {
+        let c = cam();
+        let truth = CameraPose::look_at(BoardPoint3::new(80.0, -600.0, 1500.0), BoardPoint3::new(0.0, 500.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        let px = |x: f64, y: f64| {
+            let p = project(&c, truth.to_camera(BoardPoint3::new(x, y, 0.0))).unwrap();
+            p
+        };
+        let hw = 254.0;
+        let a = line_through(px(hw, 0.0), px(hw, 1000.0));
+        let b = line_through(px(-hw, 0.0), px(-hw, 1000.0));
+        let cr = line_through(px(-hw, 304.8), px(hw, 304.8));
+        let got = pose_from_lines(&c, &a, &b, &cr, hw, 304.8, 0.0).unwrap();
+        let probe = [[0.0, 0.0, 0.0], [200.0, 1500.0, 0.0], [-254.0, 300.0, 25.0]];
+        assert!(pose_distance(&got, &truth, &probe) < 1e-6, "{got:?} vs {truth:?}");
+        // Swapping the sides gives the board turned round, a different pose.
+        let other = pose_from_lines(&c, &b, &a, &cr, hw, 304.8, 0.0).unwrap();
+        // The same lines read as a plane 50 mm up give the pose 50 mm lower.
+        let up = pose_from_lines(&c, &a, &b, &cr, hw, 304.8, 50.0).unwrap();
+        let lifted = [[0.0, 0.0, 50.0], [200.0, 1500.0, 50.0]];
+        let flat = [[0.0, 0.0, 0.0], [200.0, 1500.0, 0.0]];
+        for (l, f) in lifted.iter().zip(&flat) {
+            let (x, y) = (up.to_camera(BoardPoint3::new(l[0], l[1], l[2])), truth.to_camera(BoardPoint3::new(f[0], f[1], f[2])));
+            assert!(dot3(sub3(x, y), sub3(x, y)).sqrt() < 1e-6);
+        }
+        assert!(pose_distance(&other, &truth, &probe) > 100.0);
+    }
+
+    #[test]
+    fn models_carry_their_features() {
+        let sb = BoardModel::new(&Board::load("shuffleboard-22ft").unwrap());
+        // 4 outline edges + 4 stripes x 2 edges + the table's 4 rectangles (slab foot, rail inner top and foot, rail outer top).
+        assert_eq!(sb.edges.len(), 28);
+        assert!(sb.ladders[0].cross_lines_mm.iter().any(|y| (y - 158.75).abs() < 1e-9));
+        let y9 = BoardModel::new(&Board::load("yocu-9").unwrap());
+        assert_eq!(y9.edges.iter().filter(|e| matches!(e.shape, EdgeShape::Circle { .. })).count(), 9);
+        let sj = BoardModel::new(&Board::load("sjoelbak").unwrap());
+        assert_eq!(sj.edges.iter().filter(|e| e.name.contains("front foot")).count(), 5);
+        // From straight above the middle, the wall hides its own foot only when seen from outside.
+        let inside_eye = [0.0, 500.0, 1500.0];
+        let outside_eye = [600.0, 500.0, 300.0];
+        assert!(!sj.hidden([200.0, 500.0, 0.0], inside_eye));
+        assert!(sj.hidden([200.0, 500.0, 0.0], outside_eye));
+        assert!(!sj.hidden([200.0, 500.0, 50.0], outside_eye), "a wall's top edge is a silhouette, never hidden by its own wall");
+    }
+
+    #[test]
+    fn points_files_parse_with_headers_and_comments() {
+        let dir = std::env::temp_dir().join(format!("boardcall-points-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("pts.csv");
+        std::fs::write(&p, "x_mm,y_mm,u,v\n# corners\n-254, 0, 100.5, 900\n254 0 1100 905\n0,152.4,25,640,500\n").unwrap();
+        let pts = read_points(&p).unwrap();
+        assert_eq!(pts.len(), 3);
+        assert!((pts[2].board.z_mm - 25.0).abs() < 1e-12);
+        std::fs::write(&p, "1,2,3\n").unwrap();
+        let e = read_points(&p).unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("3 values"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

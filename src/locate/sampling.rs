@@ -1,0 +1,234 @@
+//! Image gradients and the model sampled along its projected edges: where each sample finds its image edge.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Image gradients.
+
+/// Colour gradient images as plain arrays (levels per px, one pair per BGR
+/// channel), read with bilinear interpolation. Each lookup answers with the
+/// channel of strongest response: wood against a grey floor of the same
+/// brightness still differs strongly in red. The six planes are interleaved
+/// per pixel (`[gx_b, gy_b, gx_g, gy_g, gx_r, gy_r]`): a lookup reads four
+/// neighbouring entries instead of four places in each of six planes, which
+/// made the pose search memory-bound. They are held as the 3x3 Sobel's raw
+/// sums, whole numbers within +-1020 for an 8-bit image: 12 bytes a pixel
+/// instead of 24 (the frame-sized array is the largest of the pose search),
+/// and each converted to levels per pixel ([`SOBEL_TO_LEVELS`]) exactly.
+#[derive(Default)]
+pub(super) struct Gradients {
+    pub(super) w: usize,
+    pub(super) h: usize,
+    pub(super) g: Vec<[i16; 6]>,
+}
+
+/// A 3x3 Sobel sum is 8 x the per-pixel derivative; multiplying by a power of
+/// two is exact, so the levels read are those of a float Sobel scaled by 1/8.
+pub(super) const SOBEL_TO_LEVELS: f32 = 1.0 / 8.0;
+
+/// The longest edge search, in samples each side ([`SEARCH_SCHEDULE_PX`]'s
+/// widest range at [`SEARCH_STEP_PX`], plus the peak test's neighbour).
+pub(super) const MAX_SEARCH_SAMPLES: usize = 2 * (16.0 / SEARCH_STEP_PX) as usize + 3;
+
+impl Gradients {
+    /// Signed gradient along `n` at `p`, of the channel with the largest magnitude.
+    pub(super) fn along(&self, p: [f64; 2], n: [f64; 2]) -> Option<f32> {
+        let (u, v) = (p[0], p[1]);
+        if !(u >= 0.0 && v >= 0.0 && u < (self.w - 1) as f64 && v < (self.h - 1) as f64) {
+            return None;
+        }
+        let (iu, iv) = (u as usize, v as usize);
+        let (fu, fv) = ((u - iu as f64) as f32, (v - iv as f64) as f32);
+        let i = iv * self.w + iu;
+        let (a, b, c, d) = (&self.g[i], &self.g[i + 1], &self.g[i + self.w], &self.g[i + self.w + 1]);
+        let level = |x: i16| x as f32 * SOBEL_TO_LEVELS;
+        let lerp = |k: usize| {
+            let top = level(a[k]) * (1.0 - fu) + level(b[k]) * fu;
+            let bot = level(c[k]) * (1.0 - fu) + level(d[k]) * fu;
+            top * (1.0 - fv) + bot * fv
+        };
+        let mut best = 0.0f32;
+        for c in 0..3 {
+            let g = lerp(2 * c) * n[0] as f32 + lerp(2 * c + 1) * n[1] as f32;
+            if g.abs() > best.abs() {
+                best = g;
+            }
+        }
+        Some(best)
+    }
+
+    /// The image edge along the normal through `p`: offset (px, along `n`) and
+    /// signed strength. `polarity` 0 accepts either sign.
+    pub(super) fn search(&self, p: [f64; 2], n: [f64; 2], range: f64, polarity: f32) -> Option<(f64, f32)> {
+        let k = (range / SEARCH_STEP_PX).ceil() as i32;
+        let len = (2 * k + 3) as usize;
+        if len > MAX_SEARCH_SAMPLES {
+            return None;
+        }
+        let (mut vals, mut raw) = ([0.0f32; MAX_SEARCH_SAMPLES], [0.0f32; MAX_SEARCH_SAMPLES]);
+        for (j, i) in (-(k + 1)..=(k + 1)).enumerate() {
+            let s = i as f64 * SEARCH_STEP_PX;
+            let g = self.along([p[0] + s * n[0], p[1] + s * n[1]], n)?;
+            raw[j] = g;
+            vals[j] = if polarity == 0.0 { g.abs() } else { g * polarity };
+        }
+        let vals = &vals[..len];
+        let strongest = vals[1..vals.len() - 1].iter().cloned().fold(f32::MIN, f32::max);
+        if strongest < EDGE_MIN_GRADIENT {
+            return None;
+        }
+        let mut best: Option<(f64, f32)> = None;
+        for i in 1..vals.len() - 1 {
+            let (a, b, c) = (vals[i - 1], vals[i], vals[i + 1]);
+            if b < EDGE_MIN_GRADIENT || b < NEAREST_PEAK_RATIO * strongest || b < a || b < c {
+                continue;
+            }
+            let denom = a - 2.0 * b + c;
+            let frac = if denom < 0.0 { (0.5 * (a - c) / denom) as f64 } else { 0.0 };
+            let off = ((i as i32 - (k + 1)) as f64 + frac.clamp(-0.5, 0.5)) * SEARCH_STEP_PX;
+            if off.abs() > range {
+                continue;
+            }
+            if best.map_or(true, |(o, _)| off.abs() < o.abs()) {
+                best = Some((off, raw[i]));
+            }
+        }
+        best
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Sampling the projected model.
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sample {
+    pub(super) edge: usize,
+    /// Where along a segment edge the sample lies (0 at `a`, 1 at `b`, in 3D).
+    pub(super) t: f64,
+    /// Camera-frame point.
+    pub(super) xc: [f64; 3],
+    pub(super) p: [f64; 2],
+    pub(super) n: [f64; 2],
+}
+
+pub(super) fn inside(p: [f64; 2], w: f64, h: f64) -> bool {
+    p[0] >= BORDER_MARGIN_PX && p[1] >= BORDER_MARGIN_PX && p[0] <= w - 1.0 - BORDER_MARGIN_PX && p[1] <= h - 1.0 - BORDER_MARGIN_PX
+}
+
+/// Points along every model edge, `step` px apart in the image, with their image normals.
+/// `cons`: the construction parameters' offsets from nominal, mm (empty: nominal).
+pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
+    out.clear();
+    sample_edges(model, pose, cam, step, cons, out);
+    let eye = pose.centre();
+    out.retain(|s| {
+        let e = &model.edges[s.edge];
+        let (Some(n), EdgeShape::Segment { a, .. }) = (e.facing, e.shape) else { return true };
+        n[0] * (eye.x_mm - a.x_mm) + n[1] * (eye.y_mm - a.y_mm) > 0.0
+    });
+    if !model.occluders.is_empty() {
+        // Back to board coordinates to test the ray to the camera against the board's own boxes.
+        let eye = pt(pose.centre());
+        let r = pose.rotation;
+        let t = pose.translation;
+        out.retain(|s| {
+            let d = sub3(s.xc, t);
+            let x = [0, 1, 2].map(|j| r[0][j] * d[0] + r[1][j] * d[1] + r[2][j] * d[2]);
+            !model.hidden(x, eye)
+        });
+    }
+}
+
+pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
+    let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+    for (ei, e) in model.edges.iter().enumerate() {
+        match e.shape {
+            EdgeShape::Segment { a, b } => {
+                let (a, b) = BoardModel::segment_at(e, a, b, cons);
+                let (mut ac, mut bc) = (pose.to_camera(a), pose.to_camera(b));
+                // Clip to the part in front of the camera.
+                if ac[2] <= NEAR_MM && bc[2] <= NEAR_MM {
+                    continue;
+                }
+                let clip = |p: [f64; 3], q: [f64; 3]| {
+                    let t = (NEAR_MM * 1.01 - p[2]) / (q[2] - p[2]);
+                    [p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]), p[2] + t * (q[2] - p[2])]
+                };
+                if ac[2] <= NEAR_MM {
+                    ac = clip(ac, bc);
+                } else if bc[2] <= NEAR_MM {
+                    bc = clip(bc, ac);
+                }
+                let (Some(pa), Some(pb)) = (project(cam, ac), project(cam, bc)) else { continue };
+                let d = [pb[0] - pa[0], pb[1] - pa[1]];
+                let len = d[0].hypot(d[1]);
+                if len < 1.0 {
+                    continue;
+                }
+                let n = [-d[1] / len, d[0] / len];
+                // Clip the image segment to the image (Liang-Barsky on s in [0, 1]).
+                let (mut s0, mut s1) = (0.0f64, 1.0f64);
+                let lims = [(-d[0], pa[0] - BORDER_MARGIN_PX), (d[0], w - 1.0 - BORDER_MARGIN_PX - pa[0]), (-d[1], pa[1] - BORDER_MARGIN_PX), (d[1], h - 1.0 - BORDER_MARGIN_PX - pa[1])];
+                let mut visible = true;
+                for (pp, q) in lims {
+                    if pp.abs() < 1e-12 {
+                        if q < 0.0 {
+                            visible = false;
+                        }
+                    } else {
+                        let r = q / pp;
+                        if pp < 0.0 {
+                            s0 = s0.max(r);
+                        } else {
+                            s1 = s1.min(r);
+                        }
+                    }
+                }
+                if !visible || s1 <= s0 {
+                    continue;
+                }
+                let count = ((s1 - s0) * len / step).floor() as usize;
+                for i in 0..=count {
+                    let s = s0 + (s1 - s0) * (i as f64 + 0.5) / (count as f64 + 1.0);
+                    // Perspective-correct: the 3D parameter of image parameter s.
+                    let t = (s / bc[2]) / ((1.0 - s) / ac[2] + s / bc[2]);
+                    let xc = [ac[0] + t * (bc[0] - ac[0]), ac[1] + t * (bc[1] - ac[1]), ac[2] + t * (bc[2] - ac[2])];
+                    if let Some(p) = project(cam, xc) {
+                        if inside(p, w, h) {
+                            // The 3D parameter along the unclipped segment.
+                            let (a0, b0) = (pose.to_camera(a), pose.to_camera(b));
+                            let d3 = sub3(b0, a0);
+                            let t3 = dot3(sub3(xc, a0), d3) / dot3(d3, d3).max(1e-12);
+                            out.push(Sample { edge: ei, t: t3, xc, p, n });
+                        }
+                    }
+                }
+            }
+            EdgeShape::Circle { centre, radius_mm } => {
+                let cc = pose.to_camera(centre);
+                let Some(pc) = project(cam, cc) else { continue };
+                let circumference_px = std::f64::consts::TAU * radius_mm * cam.fx / cc[2];
+                let count = ((circumference_px / step).ceil() as usize).clamp(16, 4096);
+                for i in 0..count {
+                    let th = std::f64::consts::TAU * i as f64 / count as f64;
+                    let (s, c) = th.sin_cos();
+                    let x = BoardPoint3::new(centre.x_mm + radius_mm * c, centre.y_mm + radius_mm * s, centre.z_mm);
+                    let xt = BoardPoint3::new(x.x_mm - 0.5 * s, x.y_mm + 0.5 * c, x.z_mm);
+                    let xc = pose.to_camera(x);
+                    let (Some(p), Some(q)) = (project(cam, xc), project(cam, pose.to_camera(xt))) else { continue };
+                    let d = [q[0] - p[0], q[1] - p[1]];
+                    let len = d[0].hypot(d[1]);
+                    if len < 1e-9 || !inside(p, w, h) {
+                        continue;
+                    }
+                    let mut n = [-d[1] / len, d[0] / len];
+                    // Outward normal, so a dark hole has one polarity all round.
+                    if n[0] * (p[0] - pc[0]) + n[1] * (p[1] - pc[1]) < 0.0 {
+                        n = [-n[0], -n[1]];
+                    }
+                    out.push(Sample { edge: ei, t: 0.0, xc, p, n });
+                }
+            }
+        }
+    }
+}
