@@ -600,7 +600,6 @@ impl Locator {
             }
         }
         let best = good.into_iter().next().expect("checked above");
-        if std::env::var_os("TMPDBG").is_some() { eprintln!("TMPACC cov {:.3} rms {:.3} inl {}", best.coverage, best.rms_px, best.inliers); }
         Ok(self.board_pose(best))
     }
 

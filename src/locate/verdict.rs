@@ -331,7 +331,6 @@ impl Locator {
         } else {
             None
         };
-        if std::env::var_os("TMPDBG").is_some() { eprintln!("TMPDBG idsig {identifying_sigma_mm:.2} score {:.0} cov {:.2} rms {:.2} cons {:?} -> {:?}", inl as f64 * coverage, coverage, rms, self.model.params.iter().zip(&cons).map(|(p, c)| format!("{} {:.1}", p.name, p.nominal_mm + c)).collect::<Vec<_>>(), unconfirmed); }
         Some(Refined { pose, construction: cons, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, unconfirmed, evidence })
     }
 }
