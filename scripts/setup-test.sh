@@ -34,7 +34,7 @@ expect() {
     fi
 }
 
-tools=(usr/bin/clang usr/bin/c++ usr/bin/pkg-config usr/lib/x86_64-linux-gnu/pkgconfig/opencv4.pc)
+tools=(usr/bin/clang usr/bin/c++ usr/bin/pkg-config usr/lib/x86_64-linux-gnu/pkgconfig/opencv4.pc usr/bin/chromium)
 
 # The case: clang installed (libclang1-14, libclang-cpp14), no libclang-dev.
 layout clang-without-dev "${tools[@]}" usr/lib/llvm-14/lib/libclang.so.1 usr/lib/llvm-14/lib/libclang-14.so.1 \
@@ -60,11 +60,15 @@ expect libclang-path "" LIBCLANG_PATH=/opt/llvm/lib
 
 # A bare machine: everything is missing.
 layout bare >/dev/null
-expect bare "libopencv-dev pkg-config clang libclang-dev g++"
+expect bare "libopencv-dev pkg-config clang libclang-dev g++ chromium"
 
 # OpenCV present but no C++ compiler (g++ provides c++).
-layout no-cxx usr/bin/clang usr/bin/pkg-config usr/lib/x86_64-linux-gnu/pkgconfig/opencv4.pc usr/lib/llvm-14/lib/libclang.so >/dev/null
+layout no-cxx usr/bin/clang usr/bin/pkg-config usr/lib/x86_64-linux-gnu/pkgconfig/opencv4.pc usr/lib/llvm-14/lib/libclang.so usr/bin/chromium >/dev/null
 expect no-cxx "g++"
+
+# The build's tools all there, no browser for the scoreboard page's test.
+layout no-browser usr/bin/clang usr/bin/c++ usr/bin/pkg-config usr/lib/x86_64-linux-gnu/pkgconfig/opencv4.pc usr/lib/llvm-14/lib/libclang.so >/dev/null
+expect no-browser "chromium"
 
 echo "setup-checks: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

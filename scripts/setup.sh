@@ -9,7 +9,9 @@
 #     libclang1-N (libclang.so.1) and libclang-cpp (libclang-cpp.so.N), neither
 #     of which clang-sys accepts; the unversioned link comes with libclang-dev.
 #   - the `opencv4` pkg-config entry (libopencv-dev), and pkg-config itself;
-#   - a C++ compiler (the opencv crate compiles its C++ glue).
+#   - a C++ compiler (the opencv crate compiles its C++ glue);
+#   - /usr/bin/chromium (Debian's `chromium`): the scoreboard page's test
+#     (tests/serve_browser.rs) loads the page in headless Chromium.
 #
 #   scripts/setup.sh            check, and install what is missing
 #   scripts/setup.sh --check    print the missing packages (one a line), install nothing
@@ -83,6 +85,8 @@ missing_packages() {
     has_command clang || echo clang
     has_linkable_libclang || echo libclang-dev
     has_command c++ || has_command g++ || has_command clang++ || echo g++
+    # The browser test runs exactly /usr/bin/chromium (not a snap or another build on PATH).
+    [ -x "$ROOT/usr/bin/chromium" ] || echo chromium
 }
 
 if [ "${1:-}" = "--check" ]; then

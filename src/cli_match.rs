@@ -6,6 +6,7 @@ use boardcall::board::Board;
 use boardcall::files::{check_outputs, write_atomic, Role};
 use boardcall::game::{check_header, config_of, resume_frame, Journal, JournalContents, JournalHeader, Match, MatchConfig, MatchEvent, Timeline, Tracker};
 use boardcall::rules::{Event, EventLog};
+use boardcall::serve::Scoreboard;
 use std::path::{Path, PathBuf};
 
 /// `boardcall match`'s arguments.
@@ -15,6 +16,10 @@ pub struct MatchArgs {
     /// OpenCV opens (rtsp://, http://).
     #[arg(required_unless_present = "amend")]
     pub source: Option<String>,
+    /// A match on two ends, a camera each (shuffleboard alternates ends): the second end's source, read in step
+    /// with SOURCE (frame i of each is the same moment). Rounds alternate ends, SOURCE's end playing round 1.
+    #[arg(conflicts_with_all = ["amend", "annotated_video"])]
+    pub source_b: Option<String>,
     /// A built-in board name, NAME@VARIANT, or a board file (default with --resume: the journal's).
     #[arg(long)]
     pub board: Option<String>,
@@ -39,6 +44,12 @@ pub struct MatchArgs {
     /// A pose file (from `boardcall locate -o`), checked against the first frame.
     #[arg(long)]
     pub pose: Option<PathBuf>,
+    /// With a second end (SOURCE_B): its camera file (default: --camera's).
+    #[arg(long, requires = "source_b")]
+    pub camera_b: Option<PathBuf>,
+    /// With a second end (SOURCE_B): its pose file (with --trust-pose, trusted as --pose is; default: located).
+    #[arg(long, requires = "source_b")]
+    pub pose_b: Option<PathBuf>,
     /// With --pose: never check it (a rigid mount with a clear view).
     #[arg(long, requires = "pose")]
     pub trust_pose: bool,
@@ -70,6 +81,19 @@ pub struct MatchArgs {
     /// the running score drawn on it (not with --resume: the video starts at the stream's first frame).
     #[arg(long, value_name = "FILE.avi", conflicts_with = "resume")]
     pub annotated_video: Option<PathBuf>,
+    /// Serve the live scoreboard page at ADDR (IP:PORT, e.g. 127.0.0.1:8080; port 0 takes any free port): the
+    /// address is printed on stderr. Loopback only unless --serve-public (docs/match.md).
+    #[arg(long, value_name = "ADDR", conflicts_with = "amend")]
+    pub serve: Option<std::net::SocketAddr>,
+    /// With --serve: allow an address other than loopback (the page is then open to the network).
+    #[arg(long, requires = "serve")]
+    pub serve_public: bool,
+    /// With --serve: keep serving the final state this many seconds after the match ends.
+    #[arg(long, value_name = "SECONDS", requires = "serve", default_value_t = 0)]
+    pub serve_linger: u64,
+    /// Read a video file at its own frame rate, as a camera would deliver it (a replay, e.g. on the page).
+    #[arg(long)]
+    pub realtime: bool,
     /// Amend a journal's event marked for review: with --event N (the `index` of a `throw` line) and --with FILE.
     #[arg(long, requires_all = ["event", "with"])]
     pub amend: Option<PathBuf>,
@@ -116,6 +140,15 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     if let Some(journal) = &a.amend {
         return amend(journal, a.event.expect("clap requires --event"), a.with.as_deref().expect("clap requires --with"));
     }
+    // The page's server first: a refused or busy address stops the command before anything is written.
+    let mut page = match a.serve {
+        Some(addr) => {
+            let p = Scoreboard::serve(addr, a.serve_public)?;
+            eprintln!("boardcall: scoreboard at http://{}/", p.addr());
+            Some(p)
+        }
+        None => None,
+    };
     let source = a.source.clone().expect("clap requires SOURCE");
     let camera_path = a.camera.clone().expect("clap requires --camera");
     let (journal, contents, cfg) = match (&a.journal, &a.resume) {
@@ -123,13 +156,14 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
             let game = a.game.as_deref().context("--game is required to start a match")?;
             let board = a.board.as_deref().context("--board is required to start a match")?;
             let cfg = match_config(&a, game, board)?;
+            one_board_one_source(&a, &cfg)?;
             // The log's header is checked by the rules engine before the journal is started.
             boardcall::rules::play(&cfg.game_config()?, &Board::load(&cfg.board)?, &cfg.header_log())?;
-            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(&a, Some(path)))?;
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path)))?;
             (Journal::create(path, &JournalHeader::of(&cfg))?, None, cfg)
         }
         (None, Some(path)) => {
-            check_outputs(&inputs(&source, &camera_path, a.pose.as_deref()), &outputs(&a, Some(path)))?;
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path)))?;
             let (j, contents) = Journal::resume(path)?;
             let mut cfg = config_of(&contents.header)?;
             if a.game.is_some() || a.board.is_some() || !a.options.is_empty() {
@@ -141,6 +175,7 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
             if contents.torn_bytes > 0 {
                 eprintln!("boardcall: {}: dropped a torn last line ({} bytes, never reported)", path.display(), contents.torn_bytes);
             }
+            one_board_one_source(&a, &cfg)?;
             (j, Some(contents), cfg)
         }
         _ => bail!("name a new journal with --journal FILE, or continue one with --resume FILE"),
@@ -150,18 +185,30 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     let resume_from = resume_frame(&log);
     let tracker = Tracker::new(&cfg, &board, log)?;
     let cam = boardcall::camera::Camera::load(&camera_path)?;
-    let start = match &a.pose {
-        Some(p) if a.trust_pose => boardcall::watch::PoseStart::Trusted(boardcall::camera::CameraPose::load(p)?),
-        Some(p) => boardcall::watch::PoseStart::Given(boardcall::camera::CameraPose::load(p)?),
-        None => boardcall::watch::PoseStart::Locate,
+    let pose_start = |pose: Option<&Path>| -> Result<boardcall::watch::PoseStart> {
+        Ok(match pose {
+            Some(p) if a.trust_pose => boardcall::watch::PoseStart::Trusted(boardcall::camera::CameraPose::load(p)?),
+            Some(p) => boardcall::watch::PoseStart::Given(boardcall::camera::CameraPose::load(p)?),
+            None => boardcall::watch::PoseStart::Locate,
+        })
     };
+    let start = pose_start(a.pose.as_deref())?;
     let wcfg = boardcall::watch::WatchConfig { every: a.every, settle_frames: a.settle, ..Default::default() };
     let foul = match cfg.game_config()?.get("foul_line") {
         "long" => boardcall::calls::FoulLine::Long,
         "short" => boardcall::calls::FoulLine::Short,
         _ => boardcall::calls::FoulLine::Long,
     };
-    let watcher = boardcall::watch::Watcher::new(&board, &cam, start, detector, foul, None, wcfg)?;
+    let mut watchers = vec![boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg.clone())?];
+    let mut cams = vec![cam.clone()];
+    if a.source_b.is_some() {
+        let cam_b = match &a.camera_b {
+            Some(p) => boardcall::camera::Camera::load(p)?,
+            None => cam.clone(),
+        };
+        watchers.push(boardcall::watch::Watcher::new(&board, &cam_b, pose_start(a.pose_b.as_deref())?, detector.clone(), foul, None, wcfg)?);
+        cams.push(cam_b);
+    }
     if resume_from > 0 {
         eprintln!("boardcall: resuming after frame {} ({} events in the journal)", resume_from - 1, tracker.log().events.len());
     }
@@ -171,14 +218,39 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     }
     let sides: Vec<String> = m_sides(&tracker);
     let mut timeline = Timeline::default();
-    let mut m = Match::new(watcher, tracker, Some(journal), resume_from);
-    let mut stream = boardcall::frame::FrameSource::open(&source)?;
-    let progress = progress_bar(stream.frame_count());
+    let mut m = Match::with_ends(watchers, tracker, Some(journal), resume_from);
+    let mut streams = vec![boardcall::frame::FrameSource::open(&source)?];
+    if let Some(b) = &a.source_b {
+        streams.push(boardcall::frame::FrameSource::open(b)?);
+    }
+    let progress = progress_bar(streams[0].frame_count());
     let mut video = match &a.annotated_video {
-        Some(path) => Some(AnnotatedVideo::open(path, &cam, stream.fps())?),
+        Some(path) => Some(AnnotatedVideo::open(path, &cam, streams[0].fps())?),
         None => None,
     };
-    let frames = m.run(&mut stream, video.is_some(), |m, f, index, events| -> Result<()> {
+    if let Some(p) = page.as_mut() {
+        p.record_logged(m.tracker().log());
+        p.set_game(m.tracker());
+        p.publish();
+    }
+    let mut page_frame: Option<u64> = None;
+    let fps = streams[0].fps();
+    let pace = a.realtime.then(|| (std::time::Instant::now(), if fps > 0.0 { fps } else { 30.0 }));
+    let decode_all = video.is_some();
+    let mut each = |m: &Match, end: usize, f: Option<&boardcall::frame::StreamFrame>, index: u64, events: Vec<MatchEvent>| -> Result<()> {
+        if let (Some((t0, fps)), 0) = (pace, end) {
+            let due = t0 + std::time::Duration::from_secs_f64(index as f64 / fps);
+            std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+        }
+        if let Some(p) = page.as_mut() {
+            // Pictures of the end in play only (another end's frame shows a board not in play).
+            let f = f.filter(|_| end == m.active_end() || !events.is_empty());
+            let changed = update_page(p, &mut page_frame, m, f, &events, &PageContext { cam: &cams[end], board: &board, detector: &detector, foul });
+            if changed {
+                p.set_game(m.tracker());
+                p.publish();
+            }
+        }
         for e in events {
             if let (MatchEvent::Throw { .. }, Some(out)) = (&e, &a.events) {
                 write_atomic(out, (m.tracker().log().to_json() + "\n").as_bytes())?;
@@ -191,7 +263,8 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         }
         progress.set_position(index + 1);
         Ok(())
-    })?;
+    };
+    let frames = m.run_ends(&mut streams, decode_all, &mut each)?;
     progress.finish_and_clear();
     if let Some(v) = video {
         v.finish()?;
@@ -202,7 +275,59 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     if let Some(path) = &a.timeline_csv {
         write_atomic(path, &timeline.to_csv(&sides).context("writing the timeline's CSV")?)?;
     }
+    if let Some(p) = page.as_mut() {
+        p.set_game(m.tracker());
+        p.finish();
+        p.publish();
+    }
     emit(&serde_json::json!({"event": "end", "frames": frames, "state": m.tracker().state()}))?;
+    if let (Some(p), true) = (&page, a.serve_linger > 0) {
+        eprintln!("boardcall: the match is over; serving its final state at http://{}/ for {} s", p.addr(), a.serve_linger);
+        std::thread::sleep(std::time::Duration::from_secs(a.serve_linger));
+    }
+    Ok(())
+}
+
+/// What the scoreboard's pictures are drawn with.
+struct PageContext<'a> {
+    cam: &'a boardcall::camera::Camera,
+    board: &'a Board,
+    detector: &'a boardcall::detect::DetectorConfig,
+    foul: boardcall::calls::FoulLine,
+}
+
+/// Brings the scoreboard page up to date with one frame's events (and, at a new settled
+/// state, its annotated picture and its close calls' review pictures); returns whether
+/// anything changed. A picture that cannot be drawn is said on stderr: the match goes on.
+fn update_page(p: &mut Scoreboard, seen: &mut Option<u64>, m: &Match, f: Option<&boardcall::frame::StreamFrame>, events: &[MatchEvent], c: &PageContext) -> bool {
+    let mut changed = false;
+    let settled = m.last_settled_frame();
+    if let (Some(f), Some(report), true) = (f, m.last_report(), settled != *seen) {
+        *seen = settled;
+        match boardcall::serve::annotated_jpeg(&f.frame, c.cam, c.board, report) {
+            Ok(jpeg) => p.set_frame(f.index, f.time_s, jpeg),
+            Err(e) => eprintln!("boardcall: scoreboard: {e}"),
+        }
+        changed = true;
+    }
+    for e in events {
+        let row = p.record(e);
+        if let (MatchEvent::Throw { entry, .. }, Some(f), Some(report), true) = (e, f, m.last_report(), p.link_pictures(row)) {
+            match boardcall::serve::close_call_pictures(&f.frame, c.cam, c.board, report, c.detector.clone(), c.foul, entry) {
+                Ok(pictures) => p.add_reviews(row, pictures),
+                Err(e) => eprintln!("boardcall: scoreboard: review pictures: {e}"),
+            }
+        }
+        changed = true;
+    }
+    changed
+}
+
+/// Sjoelen is played on one board: a second source is refused.
+fn one_board_one_source(a: &MatchArgs, cfg: &MatchConfig) -> Result<()> {
+    if a.source_b.is_some() && cfg.rules == boardcall::rules::Rules::Sjoelen {
+        return Err(boardcall::game::MatchError::Ends { problem: "sjoelen is played on one board: give one source, not two".into() }.into());
+    }
     Ok(())
 }
 
@@ -285,9 +410,12 @@ impl AnnotatedVideo {
     }
 }
 
-fn inputs<'a>(source: &'a str, camera: &'a Path, pose: Option<&'a Path>) -> Vec<Role<'a>> {
+fn inputs<'a>(a: &'a MatchArgs, source: &'a str, camera: &'a Path) -> Vec<Role<'a>> {
     let mut v = vec![Role::new(Path::new(source), "source"), Role::new(camera, "camera file")];
-    v.extend(pose.map(|p| Role::new(p, "pose file")));
+    v.extend(a.pose.as_deref().map(|p| Role::new(p, "pose file")));
+    v.extend(a.source_b.as_deref().map(|p| Role::new(Path::new(p), "second source")));
+    v.extend(a.camera_b.as_deref().map(|p| Role::new(p, "--camera-b")));
+    v.extend(a.pose_b.as_deref().map(|p| Role::new(p, "--pose-b")));
     v
 }
 

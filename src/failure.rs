@@ -60,6 +60,7 @@ pub fn classify(e: &(dyn Error + 'static)) -> Option<Failure> {
         review::ReviewError => review_error,
         watch::WatchError => watch_error,
         game::MatchError => match_error,
+        serve::ServeError => serve_error,
         render::video::VideoError => |_| Failure::Internal,
         rules::RulesError => rules_error,
         piece::PieceParseError => |_| Failure::Usage,
@@ -207,10 +208,19 @@ fn watch_error(e: &crate::watch::WatchError) -> Failure {
     }
 }
 
+fn serve_error(e: &crate::serve::ServeError) -> Failure {
+    use crate::serve::ServeError as E;
+    match e {
+        E::NotLoopback { .. } | E::Bind { .. } => Failure::Usage,
+        E::Start { .. } | E::Picture { .. } => Failure::Internal,
+        E::Review(r) => review_error(r),
+    }
+}
+
 fn match_error(e: &crate::game::MatchError) -> Failure {
     use crate::game::MatchError as E;
     match e {
-        E::Unsupported { .. } | E::JournalExists { .. } | E::Mismatch { .. } | E::Amend { .. } => Failure::Usage,
+        E::Unsupported { .. } | E::JournalExists { .. } | E::Mismatch { .. } | E::Amend { .. } | E::Ends { .. } => Failure::Usage,
         E::Rules(r) => rules_error(r),
         E::Watch(w) => watch_error(w),
         E::Journal { .. } => Failure::Input,

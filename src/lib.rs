@@ -25,6 +25,7 @@ pub mod rectify;
 pub mod review;
 pub mod rules;
 pub mod score;
+pub mod serve;
 pub mod setup;
 pub mod render;
 pub mod undistort;

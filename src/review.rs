@@ -380,6 +380,28 @@ pub fn review_frame(
         ScoreError::Locate(source) => ReviewError::Locate { source },
         other => ReviewError::Score(other),
     })?;
+    review_report(frame, board, camera, &camera_pose, &report, detector, foul, selection, cfg)
+}
+
+/// Draws a review panel for every selected call of a frame already scored (`report`,
+/// read from `frame` with `camera_pose`): what [`review_frame`] does after scoring, for a
+/// caller that has the report (a match's settled state).
+#[allow(clippy::too_many_arguments)]
+pub fn review_report(
+    frame: &Frame,
+    board: &Board,
+    camera: &Camera,
+    camera_pose: &CameraPose,
+    report: &crate::score::FrameReport,
+    detector: DetectorConfig,
+    foul: FoulLine,
+    selection: Selection,
+    cfg: &ReviewConfig,
+) -> Result<Review, ReviewError> {
+    if !(cfg.mm_per_px.is_finite() && cfg.mm_per_px > 0.0) {
+        return Err(ReviewError::Scale { mm_per_px: cfg.mm_per_px });
+    }
+    let camera_pose = *camera_pose;
     if let Selection::Piece(id) = selection {
         if !report.pieces.iter().any(|p| p.id == id) {
             let seen: Vec<String> = report.pieces.iter().map(|p| p.id.to_string()).collect();

@@ -112,30 +112,65 @@ pub enum MatchError {
     Mismatch { path: PathBuf, field: &'static str, journal: String, given: String },
     #[error("amendment: {problem}")]
     Amend { problem: String },
+    #[error("{problem}")]
+    Ends { problem: String },
 }
 
-/// A match in progress: the watcher over the stream, the tracker over its settled
-/// states, and the journal every event is written to before it is reported.
+/// A match in progress: the watcher over the stream (one per end when each end has its
+/// camera), the tracker over its settled states, and the journal every event is written
+/// to before it is reported.
 pub struct Match {
-    watcher: Watcher,
+    /// One watcher per end; rounds alternate ends, the first end playing round 1.
+    watchers: Vec<Watcher>,
+    /// The end whose board is in play: only its settled states are read as the game.
+    active: usize,
     tracker: Tracker,
     journal: Option<Journal>,
     /// Frames before this one were read before a resume: skipped unscored.
     resume_from: u64,
     /// The last settled state's report (for drawing on the frames after it).
     last: Option<Box<crate::score::FrameReport>>,
+    /// The frame index the last settled state was reported at.
+    last_frame: Option<u64>,
 }
 
 impl Match {
     /// A match over `watcher`'s stream continuing `tracker`'s log, journaling to
     /// `journal` (none: nothing is written), skipping frames before `resume_from`.
     pub fn new(watcher: Watcher, tracker: Tracker, journal: Option<Journal>, resume_from: u64) -> Match {
-        Match { watcher, tracker, journal, resume_from, last: None }
+        Match::with_ends(vec![watcher], tracker, journal, resume_from)
+    }
+
+    /// A match played on several ends, a camera (a watcher) each, the streams read in
+    /// step (frame `i` of every end is the same moment): rounds alternate ends, the first
+    /// watcher's end playing round 1, and the game moves to the next end once the board in
+    /// play is seen cleared after a complete round. The other ends are watched all along
+    /// (their board known when play comes to them) but their states are not the game's.
+    /// The end in play follows from the log (a resumed match goes on at the right end).
+    pub fn with_ends(watchers: Vec<Watcher>, tracker: Tracker, journal: Option<Journal>, resume_from: u64) -> Match {
+        let active = end_in_play(&tracker, watchers.len());
+        Match { watchers, active, tracker, journal, resume_from, last: None, last_frame: None }
+    }
+
+    /// How many ends (cameras) the match is played on.
+    pub fn ends(&self) -> usize {
+        self.watchers.len()
+    }
+
+    /// The end whose board is in play (0: the first source's).
+    pub fn active_end(&self) -> usize {
+        self.active
     }
 
     /// The last settled state's report, if any.
     pub fn last_report(&self) -> Option<&crate::score::FrameReport> {
         self.last.as_deref()
+    }
+
+    /// The frame index at which the last settled state was reported, if any: a caller
+    /// sees a new settled state when it changes.
+    pub fn last_settled_frame(&self) -> Option<u64> {
+        self.last_frame
     }
 
     pub fn tracker(&self) -> &Tracker {
@@ -145,7 +180,7 @@ impl Match {
     /// Whether the frame of this index is looked at (after the resume point, every
     /// `every`-th): the others may be skipped undecoded.
     pub fn wants(&self, index: u64) -> bool {
-        index >= self.resume_from && self.watcher.wants(index)
+        index >= self.resume_from && self.watchers.iter().all(|w| w.wants(index))
     }
 
     /// Reads a whole stream (every frame it wants decoded, the others skipped),
@@ -157,25 +192,47 @@ impl Match {
         decode_all: bool,
         mut each: impl FnMut(&Match, Option<&StreamFrame>, u64, Vec<MatchEvent>) -> Result<(), E>,
     ) -> Result<u64, E> {
+        self.run_ends(std::slice::from_mut(stream), decode_all, |m, _, f, index, events| each(m, f, index, events))
+    }
+
+    /// Reads one stream per end in step (frame `i` of each, end by end; every frame it
+    /// wants decoded, the others skipped), calling `each` with the end, the frame and what
+    /// it meant; stops at the game's end or when every stream has ended. `decode_all`:
+    /// every frame is decoded and handed to `each`, to the streams' end.
+    pub fn run_ends<E: From<MatchError>>(
+        &mut self,
+        streams: &mut [crate::frame::FrameSource],
+        decode_all: bool,
+        mut each: impl FnMut(&Match, usize, Option<&StreamFrame>, u64, Vec<MatchEvent>) -> Result<(), E>,
+    ) -> Result<u64, E> {
         let mut frames = 0u64;
-        loop {
-            let index = stream.next_index();
-            if !decode_all && !self.wants(index) {
-                match stream.skip_frame().map_err(|e| MatchError::from(WatchError::from(e)))? {
-                    Some(i) => {
-                        frames = i + 1;
-                        each(self, None, i, Vec::new())?;
-                        continue;
-                    }
-                    None => break,
+        let mut live = vec![true; streams.len()];
+        while live.iter().any(|l| *l) {
+            for (end, stream) in streams.iter_mut().enumerate() {
+                if !live[end] {
+                    continue;
                 }
-            }
-            let Some(f) = stream.next_frame().map_err(|e| MatchError::from(WatchError::from(e)))? else { break };
-            let events = self.push(&f)?;
-            frames = f.index + 1;
-            each(self, Some(&f), f.index, events)?;
-            if self.tracker.over() && !decode_all {
-                break;
+                let index = stream.next_index();
+                if !decode_all && !self.wants(index) {
+                    match stream.skip_frame().map_err(|e| MatchError::from(WatchError::from(e)))? {
+                        Some(i) => {
+                            frames = frames.max(i + 1);
+                            each(self, end, None, i, Vec::new())?;
+                        }
+                        None => live[end] = false,
+                    }
+                    continue;
+                }
+                let Some(f) = stream.next_frame().map_err(|e| MatchError::from(WatchError::from(e)))? else {
+                    live[end] = false;
+                    continue;
+                };
+                let events = self.push_end(end, &f)?;
+                frames = frames.max(f.index + 1);
+                each(self, end, Some(&f), f.index, events)?;
+                if self.tracker.over() && !decode_all {
+                    return Ok(frames);
+                }
             }
         }
         Ok(frames)
@@ -184,17 +241,30 @@ impl Match {
     /// Takes the stream's next frame; returns what it meant. Every `Throw` returned is
     /// already in the journal, flushed and synced.
     pub fn push(&mut self, f: &StreamFrame) -> Result<Vec<MatchEvent>, MatchError> {
+        self.push_end(self.active, f)
+    }
+
+    /// Takes end `end`'s next frame; returns what it meant (nothing of the game unless
+    /// the end is in play). A `Cleared` board moves play to the next end.
+    pub fn push_end(&mut self, end: usize, f: &StreamFrame) -> Result<Vec<MatchEvent>, MatchError> {
         if f.index < self.resume_from {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        for w in self.watcher.push(f)? {
+        let Some(watcher) = self.watchers.get_mut(end) else { return Ok(out) };
+        for w in watcher.push(f)? {
             match &w {
+                // The board of an end not in play: watched, not the game.
+                WatchEvent::Settled { .. } if end != self.active => {}
                 WatchEvent::Settled { frame, time_s, report } => {
                     self.last = Some(report.clone());
+                    self.last_frame = Some(*frame);
                     for e in self.tracker.settled(*frame, *time_s, report) {
                         if let (MatchEvent::Throw { entry, .. }, Some(j)) = (&e, self.journal.as_mut()) {
                             j.append_event(entry)?;
+                        }
+                        if matches!(e, MatchEvent::Cleared { .. }) {
+                            self.active = (self.active + 1) % self.watchers.len();
                         }
                         out.push(e);
                     }
@@ -204,6 +274,14 @@ impl Match {
         }
         Ok(out)
     }
+}
+
+/// The end in play for a tracker's log on `ends` ends: rounds alternate ends, and a
+/// complete round not yet cleared is still at its own end.
+fn end_in_play(tracker: &Tracker, ends: usize) -> usize {
+    let rounds = tracker.state().rounds.len();
+    let moved = if tracker.waiting_clear() { rounds.saturating_sub(1) } else { rounds };
+    moved % ends.max(1)
 }
 
 /// The review reason of an event where several pieces arrived between two settled

@@ -132,6 +132,40 @@ impl Tracker {
         &self.state
     }
 
+    /// Who throws next, as the rules order the round (Knock Off and Tap & Draw alternate
+    /// from the round's first team; HoleyBoard and YOCU: the first team's washers, then the
+    /// other's; sjoelen: the player whose turn it is). `None` when the game is over, the
+    /// round is complete (the board is to be cleared), a review holds the scoring, or the
+    /// game names no first team.
+    pub fn up_next(&self) -> Option<String> {
+        if self.over() || self.waiting_clear || self.state.status == Status::NeedsReview {
+            return None;
+        }
+        let first = self.state.next_first.clone()?;
+        if self.sjoelen() {
+            return Some(first);
+        }
+        let team: Team = first.parse().ok()?;
+        let n = self.thrown;
+        let first_throws = match self.config.rules {
+            Rules::KnockOff | Rules::TapAndDraw => n.is_multiple_of(2),
+            Rules::HoleyBoard => n < 3,
+            Rules::Yocu4 | Rules::Yocu9 => n < 4,
+            _ => return None,
+        };
+        Some(if first_throws { team } else { team.other() }.name().to_string())
+    }
+
+    /// The round is complete and its board not yet seen cleared.
+    pub fn waiting_clear(&self) -> bool {
+        self.waiting_clear
+    }
+
+    /// Throws (sjoelen: sub-turns) in so far this round.
+    pub fn thrown_this_round(&self) -> usize {
+        self.thrown
+    }
+
     /// Whether the game is over (won, or a sjoelen match complete).
     pub fn over(&self) -> bool {
         matches!(self.state.status, Status::Won | Status::Tied)
@@ -431,4 +465,48 @@ pub fn state_of(p: &PieceReport, id: PieceId) -> Option<PieceState> {
         }
     }
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> EventLog {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/events").join(format!("{name}.json"));
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("event log")
+    }
+
+    /// Over every prefix of a whole game's log, `up_next` names the thrower of the log's
+    /// next event, or nobody exactly when a round is complete (the board to be cleared)
+    /// or the game is over.
+    #[test]
+    fn up_next_is_the_next_events_thrower() {
+        for (name, board, per_round) in [("knock-off", "shuffleboard-22ft", 8), ("tap-and-draw", "shuffleboard-22ft", 8), ("holeyboard", "holeyboard", 6), ("yocu-4", "yocu-4", 8)] {
+            let log = fixture(name);
+            let rules: Rules = name.parse().expect("rules");
+            let cfg = MatchConfig {
+                rules,
+                options: Vec::new(),
+                board: board.into(),
+                first: log.first.clone(),
+                players: Vec::new(),
+                start_scores: log.start_scores.clone(),
+            };
+            let board = Board::load(board).expect("board");
+            let mut named = 0;
+            for k in 0..=log.events.len() {
+                let prefix = EventLog { events: log.events[..k].to_vec(), ..log.clone() };
+                let t = Tracker::new(&cfg, &board, prefix).expect("tracker");
+                match (t.up_next(), log.events.get(k)) {
+                    (Some(who), Some(next)) => {
+                        assert_eq!(who, next.thrower, "{name}: after {k} events");
+                        named += 1;
+                    }
+                    (None, next) => assert!(t.over() || (k > 0 && k.is_multiple_of(per_round)) || next.is_none(), "{name}: nobody named after {k} events"),
+                    (Some(who), None) => assert!(!t.over(), "{name}: {who} named after the game"),
+                }
+            }
+            assert!(named >= log.events.len() - log.events.len() / per_round, "{name}: {named} named");
+        }
+    }
 }
