@@ -27,7 +27,7 @@ impl Locator {
             for _ in 0..iterations {
                 sample_model(&self.model, pose, cam, step_px, cons, &mut samples);
                 found.clear();
-                found.extend(samples.iter().map(|s| self.grad.search(s.p, s.n, range, polarity[s.edge])));
+                found.extend(samples.iter().map(|s| self.grad.search_in(s.p, s.n, s.window(range), polarity[s.edge])));
                 let Some(step) = gauss_newton_step(cam, &self.model, pose, &samples, &found, range, cons) else {
                     self.samples = samples;
                     return None;

@@ -26,6 +26,9 @@
 //!    other pose may explain the image as well: a rival is an ambiguity unless
 //!    the image edges only the best explains clearly outnumber those only the
 //!    rival explains. Construction edges count where they agree, never against.
+//!    A board of upright faces of free height (a sjoelbak) is re-fitted from the
+//!    best shifted along and across it (`rivals`): a reading that explains
+//!    clearly more of the whole board as built takes the lead.
 //!    A refusal names the feature that disagreed.
 //!
 //! The board model's features at `z = 0` are the surface edges and markings;
@@ -46,6 +49,7 @@ mod geometry;
 mod lines;
 mod model;
 mod points;
+mod rivals;
 mod sampling;
 mod verdict;
 
@@ -225,6 +229,7 @@ const DOMINANCE_FACTOR: f64 = 2.0;
 /// a few stray pixels never decide).
 const DOMINANCE_MIN_SAMPLES: usize = 15;
 
+
 /// Thresholds of the verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LocateConfig {
@@ -354,6 +359,11 @@ struct Refined {
     /// to make the frame ambiguous (a free construction dimension can make a
     /// shifted pose fit a wall or bar top as well as the true one).
     fixed_score: f64,
+    /// The same over the whole model, the construction at its fitted size
+    /// included: how much of the board as built this reading explains. Two
+    /// readings the rules-fixed features cannot tell apart are told apart by it
+    /// (construction helps choose, never vetoes a reading on its own).
+    whole_score: f64,
     coverage: f64,
     rms_px: f64,
     inliers: usize,
@@ -574,8 +584,8 @@ impl Locator {
         }
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
         // Candidates that pass every check on their own compete; the rest only explain a refusal.
-        let (good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
-        let Some(best) = good.first() else {
+        let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
+        let Some(first) = good.first() else {
             let Some(r) = bad.first() else {
                 return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });
             };
@@ -583,23 +593,15 @@ impl Locator {
             self.last_construction = r.construction.clone();
             return Err(self.check(r).expect_err("a rejected candidate fails a check"));
         };
+        self.last_candidate = Some(first.pose);
+        self.last_construction = first.construction.clone();
+        // The near readings the search may have missed, then the reading the image supports.
+        let first = first.pose;
+        good.extend(self.shifted_refits(&cam, &first));
+        good.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let best = self.choose(&cam, good)?;
         self.last_candidate = Some(best.pose);
         self.last_construction = best.construction.clone();
-        // A different pose that also passes and scores nearly as well: refuse rather than guess.
-        // A rival whose support is (nearly) a subset of the best's explains nothing
-        // the best does not: a poorer fit of part of the image, not another reading.
-        if let Some(second) = good.iter().skip(1).find(|r| self.image_distance(&cam, &best.pose, &r.pose) > DIFFERENT_POSE_PX) {
-            let (best_only, second_only) = evidence_difference(&best.evidence, &second.evidence);
-            let dominated = best_only >= DOMINANCE_MIN_SAMPLES && best_only as f64 >= DOMINANCE_FACTOR * second_only as f64;
-            if !dominated && second.score >= self.cfg.ambiguity_ratio * best.score && second.fixed_score >= self.cfg.ambiguity_ratio * best.fixed_score {
-                return Err(LocateError::Ambiguous {
-                    best: best.score,
-                    second: second.score,
-                    hint: "the visible part of the board looks the same both ways round; include an end or a distinguishing line".into(),
-                });
-            }
-        }
-        let best = good.into_iter().next().expect("checked above");
         Ok(self.board_pose(best))
     }
 

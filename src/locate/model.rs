@@ -32,6 +32,10 @@ pub struct ModelEdge {
     /// a top edge, up from a foot). Seen edge-on, such a face shows neither edge
     /// reliably (`MIN_FACE_PX`).
     pub face_across_mm: Option<[f64; 3]>,
+    /// The construction parameter that is the face's height ([`BoardModel::params`]):
+    /// the step across the face scales with its fitted value. `None`: the face's
+    /// height is fixed at `face_across_mm`.
+    pub face_param: Option<usize>,
     /// For the foot of an upright face of unknown height (a partition's side, the
     /// gate bar's front): the face's outward horizontal normal `[x, y]`. The foot
     /// shows only to a camera on that side; from the other side the face itself,
@@ -160,6 +164,7 @@ pub(super) fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi
             identifying: false,
             fixed: false,
             face_across_mm: None,
+            face_param: None,
             facing: None,
             moves,
         });
@@ -172,7 +177,7 @@ impl BoardModel {
         let len = board.surface.length_mm;
         let p = |x: f64, y: f64| BoardPoint3::new(x, y, 0.0);
         let p3 = |x: f64, y: f64, z: f64| BoardPoint3::new(x, y, z);
-        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, fixed: true, face_across_mm: None, facing: None, moves: Vec::new() };
+        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new() };
         let outline = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { identifying: false, ..seg(name, a, b) };
         let mut edges = vec![
             outline("side +x", p(hw, 0.0), p(hw, len)),
@@ -247,10 +252,12 @@ impl BoardModel {
                 // The surface's sides and back end are the feet of the walls' inner faces.
                 for e in edges.iter_mut().take(3) {
                     e.face_across_mm = Some([0.0, 0.0, wh]);
+                    e.face_param = Some(pwh);
                 }
-                edges.push(built("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh), rise(pwh)));
-                edges.push(built("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh), rise(pwh)));
-                edges.push(ModelEdge { face_across_mm: Some([0.0, 0.0, -wh]), ..built("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh), rise(pwh)) });
+                let wall_top = |e: ModelEdge| ModelEdge { face_across_mm: Some([0.0, 0.0, -wh]), face_param: Some(pwh), ..e };
+                edges.push(wall_top(built("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh), rise(pwh))));
+                edges.push(wall_top(built("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh), rise(pwh))));
+                edges.push(wall_top(built("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh), rise(pwh))));
                 for sx in [1.0, -1.0] {
                     let (xo, ys) = (sx * (hw + t), if sx > 0.0 { [-t, len] } else { [len, -t] });
                     let thick = |y: f64| [sx, if y < 0.0 { -1.0 } else { 0.0 }, 0.0];
@@ -287,7 +294,7 @@ impl BoardModel {
                     let half = s.partition_width_mm / 2.0;
                     occluders.push(Occluder { min: [x - half, 0.0, 0.0], max: [x + half, s.gate_back_mm, ph] });
                     for xx in [x - half, x + half] {
-                        edges.push(ModelEdge { identifying: true, ..built(&format!("partition top at x = {xx}"), p3(xx, 0.0, ph), p3(xx, s.gate_back_mm, ph), rise(pph)) });
+                        edges.push(ModelEdge { identifying: true, face_across_mm: Some([0.0, 0.0, -ph]), face_param: Some(pph), ..built(&format!("partition top at x = {xx}"), p3(xx, 0.0, ph), p3(xx, s.gate_back_mm, ph), rise(pph)) });
                     }
                 }
                 ladders.push(Ladder { z_mm: wh, half_width_mm: hw, cross_lines_mm: vec![0.0, s.gate_back_mm, s.gate_front_mm] });
@@ -300,6 +307,7 @@ impl BoardModel {
                         edges.push(ModelEdge {
                             facing: Some([out, 0.0]),
                             face_across_mm: Some([0.0, 0.0, s.construction.partition_height_mm]),
+                            face_param: Some(pph),
                             ..seg(&format!("partition foot at x = {xx}"), p(xx, 0.0), p(xx, s.gate_back_mm))
                         });
                     }
@@ -322,15 +330,15 @@ impl BoardModel {
                     }
                     occluders.push(Occluder { min: [x0, gb, 0.0], max: [x1, gf, wh] });
                     let down = Some([0.0, 0.0, -wh]);
-                    edges.push(ModelEdge { face_across_mm: down, identifying: true, ..built(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh), rise(pgh)) });
-                    edges.push(ModelEdge { face_across_mm: down, identifying: true, ..built(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh), rise(pgh)) });
+                    edges.push(ModelEdge { face_across_mm: down, face_param: Some(pgh), identifying: true, ..built(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh), rise(pgh)) });
+                    edges.push(ModelEdge { face_across_mm: down, face_param: Some(pgh), identifying: true, ..built(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh), rise(pgh)) });
                     let face = Some([0.0, 0.0, wh]);
-                    edges.push(ModelEdge { facing: Some([0.0, 1.0]), face_across_mm: face, ..seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)) });
-                    edges.push(ModelEdge { facing: Some([0.0, -1.0]), face_across_mm: face, ..seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)) });
+                    edges.push(ModelEdge { facing: Some([0.0, 1.0]), face_across_mm: face, face_param: Some(pgh), ..seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)) });
+                    edges.push(ModelEdge { facing: Some([0.0, -1.0]), face_across_mm: face, face_param: Some(pgh), ..seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)) });
                     for (x, out) in [(x0, -1.0), (x1, 1.0)] {
                         if x.abs() < hw - 1e-9 {
-                            edges.push(ModelEdge { facing: Some([out, 0.0]), face_across_mm: face, ..seg(&format!("gate bar {i} foot at x = {x}"), p(x, gb), p(x, gf)) });
-                            edges.push(ModelEdge { face_across_mm: down, identifying: true, ..built(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh), rise(pgh)) });
+                            edges.push(ModelEdge { facing: Some([out, 0.0]), face_across_mm: face, face_param: Some(pgh), ..seg(&format!("gate bar {i} foot at x = {x}"), p(x, gb), p(x, gf)) });
+                            edges.push(ModelEdge { face_across_mm: down, face_param: Some(pgh), identifying: true, ..built(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh), rise(pgh)) });
                         }
                     }
                 }
@@ -343,7 +351,7 @@ impl BoardModel {
                 for h in &w.holes {
                     blocked.push((h.y_mm - h.radius(), h.y_mm + h.radius()));
                     let name = format!("hole {} at ({}, {})", h.value, h.x_mm, h.y_mm);
-                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, fixed: true, face_across_mm: None, facing: None, moves: Vec::new() });
+                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new() });
                     key_points.push((format!("{name} centre"), p(h.x_mm, h.y_mm)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, len] });
