@@ -99,6 +99,9 @@ fn bench(c: &mut Criterion) {
     let t = std::time::Instant::now();
     std::hint::black_box(start(&video, 1));
     eprintln!("match set-up (undistort tables, detector grid, hole model): {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    // `--every auto` at the video's 30 fps is one of these (5): the default's figure.
+    let auto = boardcall::watch::Every::Auto.frames(FPS);
+    eprintln!("--every auto at {FPS} fps scores every {auto}th frame");
     for every in [1u64, 3, 5, 6] {
         g.bench_function(format!("every_{every}"), |b| {
             b.iter_batched(

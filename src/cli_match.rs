@@ -26,7 +26,7 @@ pub struct MatchArgs {
     /// The camera file (OpenCV FileStorage YAML); the stream's frames must have its size.
     #[arg(long, required_unless_present = "amend")]
     pub camera: Option<PathBuf>,
-    /// The game: knock-off, tap-and-draw, holeyboard, yocu-4, yocu-9, sjoelen (default with --resume: the journal's).
+    /// The game: knock-off, tap-and-draw, horse-collar, baseball, crazy-eight, holeyboard, yocu-4, yocu-9, sjoelen (default with --resume: the journal's).
     #[arg(long)]
     pub game: Option<String>,
     /// Game options, as for `boardcall game` (repeatable).
@@ -35,7 +35,7 @@ pub struct MatchArgs {
     /// Colour games: the team throwing first in round 1.
     #[arg(long, default_value = "red")]
     pub first: String,
-    /// Sjoelen: the players in order, comma-separated.
+    /// Horse Collar, Baseball, Crazy Eight and sjoelen: the players in order, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub players: Vec<String>,
     /// Totals before the first throw, to take over a game in progress (repeatable).
@@ -53,9 +53,9 @@ pub struct MatchArgs {
     /// With --pose: never check it (a rigid mount with a clear view).
     #[arg(long, requires = "pose")]
     pub trust_pose: bool,
-    /// Score every n-th frame.
-    #[arg(long, default_value_t = 1)]
-    pub every: u64,
+    /// Score every n-th frame, or `auto`: about 6 scored frames a second of the stream's frame rate (every 5th at 30 fps).
+    #[arg(long, default_value = "auto")]
+    pub every: boardcall::watch::Every,
     /// Scored frames in a row that must agree before a state counts as settled.
     #[arg(long, default_value_t = boardcall::watch::SETTLE_FRAMES)]
     pub settle: usize,
@@ -193,20 +193,24 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         })
     };
     let start = pose_start(a.pose.as_deref())?;
-    let wcfg = boardcall::watch::WatchConfig { every: a.every, settle_frames: a.settle, ..Default::default() };
+    let mut streams = vec![boardcall::frame::FrameSource::open(&source)?];
+    if let Some(b) = &a.source_b {
+        streams.push(boardcall::frame::FrameSource::open(b)?);
+    }
+    let wcfg = |end: usize| boardcall::watch::WatchConfig { every: a.every.frames(streams[end].fps()), settle_frames: a.settle, ..Default::default() };
     let foul = match cfg.game_config()?.get("foul_line") {
         "long" => boardcall::calls::FoulLine::Long,
         "short" => boardcall::calls::FoulLine::Short,
         _ => boardcall::calls::FoulLine::Long,
     };
-    let mut watchers = vec![boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg.clone())?];
+    let mut watchers = vec![boardcall::watch::Watcher::new(&board, &cam, start, detector.clone(), foul, None, wcfg(0))?];
     let mut cams = vec![cam.clone()];
     if a.source_b.is_some() {
         let cam_b = match &a.camera_b {
             Some(p) => boardcall::camera::Camera::load(p)?,
             None => cam.clone(),
         };
-        watchers.push(boardcall::watch::Watcher::new(&board, &cam_b, pose_start(a.pose_b.as_deref())?, detector.clone(), foul, None, wcfg)?);
+        watchers.push(boardcall::watch::Watcher::new(&board, &cam_b, pose_start(a.pose_b.as_deref())?, detector.clone(), foul, None, wcfg(1))?);
         cams.push(cam_b);
     }
     if resume_from > 0 {
@@ -219,10 +223,6 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     let sides: Vec<String> = m_sides(&tracker);
     let mut timeline = Timeline::default();
     let mut m = Match::with_ends(watchers, tracker, Some(journal), resume_from);
-    let mut streams = vec![boardcall::frame::FrameSource::open(&source)?];
-    if let Some(b) = &a.source_b {
-        streams.push(boardcall::frame::FrameSource::open(b)?);
-    }
     let progress = progress_bar(streams[0].frame_count());
     let mut video = match &a.annotated_video {
         Some(path) => Some(AnnotatedVideo::open(path, &cam, streams[0].fps())?),
@@ -323,12 +323,18 @@ fn update_page(p: &mut Scoreboard, seen: &mut Option<u64>, m: &Match, f: Option<
     changed
 }
 
-/// Sjoelen is played on one board: a second source is refused.
+/// Two ends are followed where rounds alternate ends (the colour games): a second source
+/// is refused for sjoelen (one board) and the player games (their turns are not tied to ends here).
 fn one_board_one_source(a: &MatchArgs, cfg: &MatchConfig) -> Result<()> {
-    if a.source_b.is_some() && cfg.rules == boardcall::rules::Rules::Sjoelen {
-        return Err(boardcall::game::MatchError::Ends { problem: "sjoelen is played on one board: give one source, not two".into() }.into());
+    if a.source_b.is_none() || cfg.rules.team_colours() {
+        return Ok(());
     }
-    Ok(())
+    let problem = if cfg.rules == boardcall::rules::Rules::Sjoelen {
+        "sjoelen is played on one board: give one source, not two".to_string()
+    } else {
+        format!("{} is followed from one source (two ends are followed for the team games, whose rounds alternate ends)", cfg.rules.name())
+    };
+    Err(boardcall::game::MatchError::Ends { problem }.into())
 }
 
 /// The game's sides, in order (the score columns of the CSV).

@@ -220,7 +220,7 @@ fn serve_error(e: &crate::serve::ServeError) -> Failure {
 fn match_error(e: &crate::game::MatchError) -> Failure {
     use crate::game::MatchError as E;
     match e {
-        E::Unsupported { .. } | E::JournalExists { .. } | E::Mismatch { .. } | E::Amend { .. } | E::Ends { .. } => Failure::Usage,
+        E::JournalExists { .. } | E::Mismatch { .. } | E::Amend { .. } | E::Ends { .. } => Failure::Usage,
         E::Rules(r) => rules_error(r),
         E::Watch(w) => watch_error(w),
         E::Journal { .. } => Failure::Input,

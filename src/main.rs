@@ -171,9 +171,9 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
         /// With --pose: never check it (a rigid mount with a clear view; a moved camera goes unnoticed).
         #[arg(long, requires = "pose")]
         trust_pose: bool,
-        /// Score every n-th frame.
-        #[arg(long, default_value_t = 1)]
-        every: u64,
+        /// Score every n-th frame, or `auto`: about 6 scored frames a second of the stream's frame rate (every 5th at 30 fps).
+        #[arg(long, default_value = "auto")]
+        every: boardcall::watch::Every,
         /// Scored frames in a row that must agree (same pieces, calls, places) before a state is reported.
         #[arg(long, default_value_t = boardcall::watch::SETTLE_FRAMES)]
         settle: usize,
@@ -201,8 +201,9 @@ Events (one JSON object a line): board_found, pose_moved, board_lost, settled (w
          boardcall match --amend game.jsonl --event 7 --with fixed.json\n\
 Events (one JSON object a line): throw (the event-log entry), round_over, cleared, game_over, ignored, watch, end.")]
     Match(cli_match::MatchArgs),
-    /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file):
-    /// percent correct round score (PCS), footprint error, per-call confusion, confident-wrong calls, time per frame.
+    /// Evaluate the pipeline on every fixture in a folder laid out as fixtures/ is (image, truth, camera file),
+    /// or as the external renders are (`truth.json` holding `camera_pose`): percent correct round score (PCS),
+    /// footprint error, per-call confusion, confident-wrong calls, time per frame.
     Eval {
         /// The folder of fixtures (searched recursively).
         dir: std::path::PathBuf,
@@ -709,10 +710,10 @@ fn run(cli: Cli) -> Result<()> {
                 Some(p) => PoseStart::Given(boardcall::camera::CameraPose::load(&p)?),
                 None => PoseStart::Locate,
             };
-            let cfg = WatchConfig { every, settle_frames: settle, still_mm, recheck_s, ..WatchConfig::default() };
+            let mut stream = boardcall::frame::FrameSource::open(&source)?;
+            let cfg = WatchConfig { every: every.frames(stream.fps()), settle_frames: settle, still_mm, recheck_s, ..WatchConfig::default() };
             let detector = teams.config(detector_config(no_model), None)?;
             let mut watcher = Watcher::new(&b, &cam, start, detector, round.foul()?, round.scoring()?, cfg)?;
-            let mut stream = boardcall::frame::FrameSource::open(&source)?;
             if let Some(dir) = &annotate {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }

@@ -77,6 +77,55 @@ pub const MOTION_GREY_LEVELS: f32 = 3.0;
 /// moving further away do not keep the board from settling.
 pub const MOTION_MARGIN_MM: f64 = 150.0;
 
+/// Scored frames a second that `--every auto` aims at: three agreeing scored frames
+/// then settle a state in half a second, well inside the seconds a thrown piece rests
+/// before the next throw, and a 1080p stream at 30 fps (every 5th frame) is read at
+/// over 3x real time on one core (BENCHMARKS.md, `match`).
+pub const AUTO_SCORED_PER_SECOND: f64 = 6.0;
+
+/// Which frames are scored: every n-th, or (`auto`) as many as give about
+/// [`AUTO_SCORED_PER_SECOND`] scored frames a second of the stream's frame rate
+/// (every frame when the rate is unknown or low).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Every {
+    Auto,
+    Nth(u64),
+}
+
+impl Every {
+    /// The n of "every n-th frame" for a stream of `fps` frames a second (0: unknown).
+    pub fn frames(self, fps: f64) -> u64 {
+        match self {
+            Every::Nth(n) => n,
+            Every::Auto if fps.is_finite() && fps > 0.0 => ((fps / AUTO_SCORED_PER_SECOND).floor() as u64).max(1),
+            Every::Auto => 1,
+        }
+    }
+}
+
+impl std::str::FromStr for Every {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "auto" => Ok(Every::Auto),
+            t => match t.parse::<u64>() {
+                Ok(0) => Err("0: score every n-th frame with n >= 1, or `auto`".into()),
+                Ok(n) => Ok(Every::Nth(n)),
+                Err(_) => Err(format!("`{t}` is neither a whole number >= 1 nor `auto`")),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Every {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Every::Auto => f.write_str("auto"),
+            Every::Nth(n) => write!(f, "{n}"),
+        }
+    }
+}
+
 /// How the watcher samples and judges the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WatchConfig {
@@ -467,4 +516,26 @@ fn block_means(frame: &crate::frame::Frame) -> Result<Vec<f32>, FrameError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_auto_scores_about_six_frames_a_second() {
+        let auto: Every = "auto".parse().expect("auto");
+        assert_eq!(auto, Every::Auto);
+        // 30 fps: every 5th (6 a second); 60 fps: every 10th; 25 fps: every 4th (6.25 a second).
+        assert_eq!([auto.frames(30.0), auto.frames(60.0), auto.frames(25.0)], [5, 10, 4]);
+        // The test videos' 10 fps, a slow webcam, an unknown or broken rate: every frame.
+        for fps in [10.0, 5.0, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(auto.frames(fps), 1, "{fps} fps");
+        }
+        assert_eq!("3".parse::<Every>().map(|e| e.frames(30.0)), Ok(3));
+        for bad in ["0", "-2", "2.5", "often", ""] {
+            assert!(bad.parse::<Every>().is_err(), "`{bad}` accepted");
+        }
+        assert_eq!(Every::Nth(7).to_string(), "7");
+    }
 }

@@ -106,21 +106,25 @@ fn a_knock_off_game_is_followed_across_both_ends() {
     }
 }
 
-/// Sjoelen is played on one board: two sources are refused before anything is written.
+/// Sjoelen is played on one board, and the player games' turns are not tied to ends: two
+/// sources are refused (usage, exit 2) before anything is written.
 #[test]
-fn sjoelen_takes_one_source() {
-    let dir = common::scratch("match_ends", "sjoelen");
-    let journal = dir.join("j.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_boardcall"))
-        .arg("match")
-        .arg(dir.join("a.avi"))
-        .arg(dir.join("b.avi"))
-        .arg("--camera")
-        .arg(dir.join("c.yaml"))
-        .args(["--board", "sjoelbak", "--game", "sjoelen", "--players", "anna", "--journal"])
-        .arg(&journal)
-        .output()
-        .expect("run boardcall");
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(!journal.exists());
+fn sjoelen_and_the_player_games_take_one_source() {
+    for (board, game) in [("sjoelbak", "sjoelen"), ("shuffleboard-22ft", "horse-collar"), ("shuffleboard-22ft", "crazy-eight")] {
+        let dir = common::scratch("match_ends", game);
+        let journal = dir.join("j.jsonl");
+        let out = Command::new(env!("CARGO_BIN_EXE_boardcall"))
+            .arg("match")
+            .arg(dir.join("a.avi"))
+            .arg(dir.join("b.avi"))
+            .arg("--camera")
+            .arg(dir.join("c.yaml"))
+            .args(["--board", board, "--game", game, "--players", "anna,bram", "--journal"])
+            .arg(&journal)
+            .output()
+            .expect("run boardcall");
+        assert_eq!(out.status.code(), Some(2), "{game}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("one source"), "{game}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!journal.exists(), "{game}");
+    }
 }

@@ -6,9 +6,9 @@ mod games;
 
 use boardcall::board::Board;
 use boardcall::frame::{Frame, StreamFrame};
-use boardcall::game::{Match, MatchConfig, Tracker};
+use boardcall::game::{Match, MatchConfig, MatchEvent, Tracker};
 use boardcall::render::video::{game_logs, render_game, GameScript, GameVideo};
-use boardcall::watch::{PoseStart, WatchConfig, Watcher};
+use boardcall::watch::{PoseStart, WatchConfig, WatchEvent, Watcher};
 use std::sync::OnceLock;
 use boardcall::rules::{play, EventLog, GameConfig, GameState, Rules, Status};
 
@@ -36,6 +36,7 @@ fn the_scripts_are_whole_games() {
     assert_eq!(status(games::knock_off()), (Status::Won, 3));
     assert_eq!(status(games::yocu(false)), (Status::InProgress, 1));
     assert_eq!(status(games::sjoelen()), (Status::Won, 1));
+    assert_eq!(status(games::crazy_eight()), (Status::InProgress, 1));
 }
 
 /// A weight's measured position against the truth's (`at`, used to order weights by
@@ -190,4 +191,39 @@ fn resumed_after_any_sjoelen_sub_turn_the_log_is_the_uninterrupted_one() {
         let so_far = EventLog { events: got.events[..k].to_vec(), ..header.clone() };
         assert_eq!(&resume_video(v, &so_far, &header), got, "resumed after event {}", k - 1);
     }
+}
+
+/// Crazy Eight read with the pose given (checked, not trusted), as a mounted camera runs:
+/// the opening four weights are one throw, the turn that keeps only three ends at once,
+/// and the camera knocked mid-turn is followed (`pose_moved`), so every later call is
+/// still where the truth puts it.
+#[test]
+fn a_crazy_eight_frame_is_followed_through_a_knocked_camera() {
+    let v = render_game(&games::crazy_eight(), threads()).expect("render");
+    let cfg = match_config(&v.truth);
+    let watcher = Watcher::new(&v.board, &v.camera, PoseStart::Given(v.pose), Default::default(), boardcall::calls::FoulLine::Long, None, WatchConfig::default())
+        .expect("watcher");
+    let tracker = Tracker::new(&cfg, &v.board, cfg.header_log()).expect("tracker");
+    let mut m = Match::new(watcher, tracker, None, 0);
+    let mut moved = 0;
+    for (i, f) in v.frames.iter().enumerate() {
+        let sf = StreamFrame { index: i as u64, time_s: i as f64 / v.fps, frame: Frame::from_mat(f.clone()).expect("frame") };
+        for e in m.push(&sf).expect("push") {
+            if let MatchEvent::Watch { what, .. } = &e {
+                match what.as_ref() {
+                    WatchEvent::PoseMoved { .. } => moved += 1,
+                    WatchEvent::BoardLost { reason, .. } => panic!("frame {i}: board lost: {reason}"),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let got = m.tracker().log();
+    assert_same_log(got, &v.expected);
+    assert_final_state(got, &v.truth);
+    assert!(moved >= 1, "the knocked camera was not followed");
+    let s = played(got);
+    assert_eq!(s.rounds[0].points.get("ann"), 5);
+    assert_eq!(s.rounds[0].points.get("bob"), 0);
+    assert_eq!(got.events.len(), 6, "ann's volley and four knocks, bob's volley");
 }

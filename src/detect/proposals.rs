@@ -30,12 +30,16 @@ pub(super) const UNACCOUNTED_AREA_FRACTION: f64 = 0.25;
 /// would also take a fit for every piece-sized part of it.
 pub(super) const MAX_PIECES_OF_ONE_COLOUR: f64 = 40.0;
 /// Canny's upper threshold in HoughCircles on the 8-bit brightness grid: a
-/// disc's rim against the board is 30-80 levels; grain and glare speckle,
-/// smoothed, stay below.
-const HOUGH_CANNY_HIGH: f64 = 40.0;
+/// painted or pale disc's rim against the board is 30-80 levels, but unpainted
+/// wood on a wooden board under soft light shows ~15-25 levels, and only on
+/// its shadowed side. A proposal decides nothing (each is verified by an
+/// outline fit of the disc's size), so the search errs towards proposing.
+const HOUGH_CANNY_HIGH: f64 = 20.0;
 /// Votes a circle needs, as a fraction of its circumference in cells: a disc
-/// half hidden by a wall or the gate bar still shows more than this.
-const HOUGH_VOTES_FRACTION: f64 = 0.25;
+/// half hidden by a wall or the gate bar, whose rim shows against the board on
+/// one side only (wood on wood: the lit side matches the board), still shows
+/// more than this.
+const HOUGH_VOTES_FRACTION: f64 = 0.15;
 /// Two flat pieces' centres are at least a diameter apart; a little less
 /// allows for the fits' error (fraction of a radius).
 pub(super) const MIN_PIECE_SEPARATION: f64 = 1.6;

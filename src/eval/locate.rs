@@ -13,7 +13,7 @@ use crate::frame::Frame;
 use crate::geom::{BoardPoint3, PixelPoint};
 use crate::locate::{LocateConfig, Locator};
 use crate::undistort::{UndistortConfig, Undistorter};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -50,41 +50,9 @@ pub enum SceneError {
     Fixture(#[from] crate::fixture::FixtureError),
 }
 
-#[derive(Deserialize)]
-struct ExternalTruth {
-    board: String,
-    #[serde(default = "default_image")]
-    image: String,
-    #[serde(default = "default_camera")]
-    camera: String,
-    camera_pose: ExternalPose,
-}
-
-#[derive(Deserialize)]
-struct ExternalPose {
-    #[serde(rename = "R_board_to_cam")]
-    r: [[f64; 3]; 3],
-    t_mm: [f64; 3],
-}
-
-fn default_image() -> String {
-    "image.jpg".into()
-}
-fn default_camera() -> String {
-    "camera.yaml".into()
-}
-
 impl LocateScene {
-    /// Reads a scene folder of either layout.
+    /// Reads a scene folder of either layout (`fixture::Fixture::load`).
     pub fn load(dir: &Path) -> Result<LocateScene, SceneError> {
-        let path = dir.join(crate::fixture::TRUTH_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| SceneError::Io { path: path.clone(), source })?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| SceneError::Truth { path: path.clone(), message: e.to_string() })?;
-        if value.get("camera_pose").is_some() {
-            let t: ExternalTruth = serde_json::from_value(value).map_err(|e| SceneError::Truth { path: path.clone(), message: e.to_string() })?;
-            let pose = CameraPose { rotation: t.camera_pose.r, translation: t.camera_pose.t_mm };
-            return Ok(LocateScene { dir: dir.to_path_buf(), board: Board::load(&t.board)?, camera: Camera::load(&dir.join(&t.camera))?, image: dir.join(&t.image), pose });
-        }
         let fx = crate::fixture::Fixture::load(dir)?;
         let pose = CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec);
         let board = Board::load(&fx.truth.board)?;

@@ -167,15 +167,19 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         }
     };
     let mut used = vec![false; reports.len()];
-    for t in fx.truth.pieces.iter().filter(|p| p.in_frame) {
-        let truth_call = t.call.name().to_string();
-        let best = reports
+    // The nearest unused report of a truth piece's team and kind within MATCH_RADIUS_MM.
+    let nearest = |used: &[bool], t: &crate::render::truth::PieceTruth| {
+        reports
             .iter()
             .enumerate()
             .filter(|(i, r)| !used[*i] && r.team == t.team && r.kind == t.kind)
             .map(|(i, r)| (i, BoardPoint::new(r.x_mm, r.y_mm).distance(t.footprint.centre)))
             .filter(|(_, d)| *d < MATCH_RADIUS_MM)
-            .min_by(|a, b| a.1.total_cmp(&b.1));
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    for t in fx.truth.pieces.iter().filter(|p| p.in_frame) {
+        let truth_call = t.call.name().to_string();
+        let best = nearest(&used, t);
         let outcome = match best {
             Some((i, d)) => {
                 used[i] = true;
@@ -203,6 +207,13 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
             },
         };
         out.pieces.push(outcome);
+    }
+    // A piece not wholly in view (cut by the frame's edge; in outside data, less than
+    // half visible) need not be found, but a detection of it is no extra piece.
+    for t in fx.truth.pieces.iter().filter(|p| !p.in_frame) {
+        if let Some((i, _)) = nearest(&used, t) {
+            used[i] = true;
+        }
     }
     let board = Board::load(&fx.truth.board).ok();
     if let Some(board) = &board {

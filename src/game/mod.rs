@@ -77,9 +77,9 @@ pub enum MatchEvent {
     GameOver { frame: u64, time_s: f64, status: Status, winner: Option<String>, scores: Scores },
     /// A settled state that is not a throw (pieces moved with none thrown).
     Ignored { frame: u64, time_s: f64, reason: String },
-    /// What the watcher said about the stream (board found, lost, frames unscored);
-    /// not journaled.
-    Watch { what: Box<WatchEvent> },
+    /// What the watcher of end `end` (0: the first source) said about its stream
+    /// (board found, lost, frames unscored); not journaled.
+    Watch { end: usize, what: Box<WatchEvent> },
 }
 
 /// A piece's call and signed margin as measured in the settled state (the margin the
@@ -96,8 +96,6 @@ pub struct CallMargin {
 /// Errors that stop a match.
 #[derive(Debug, thiserror::Error)]
 pub enum MatchError {
-    #[error("`match` does not follow {rules} yet (it follows knock-off, tap-and-draw, holeyboard, yocu-4, yocu-9, sjoelen)")]
-    Unsupported { rules: &'static str },
     #[error(transparent)]
     Rules(#[from] RulesError),
     #[error(transparent)]
@@ -269,7 +267,7 @@ impl Match {
                         out.push(e);
                     }
                 }
-                _ => out.push(MatchEvent::Watch { what: Box::new(w) }),
+                _ => out.push(MatchEvent::Watch { end, what: Box::new(w) }),
             }
         }
         Ok(out)

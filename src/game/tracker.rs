@@ -52,9 +52,6 @@ impl Tracker {
     /// rules engine accepts (its last event may be marked for review).
     pub fn new(cfg: &MatchConfig, board: &Board, log: EventLog) -> Result<Tracker, MatchError> {
         let config = cfg.game_config()?;
-        if !matches!(config.rules, Rules::KnockOff | Rules::TapAndDraw | Rules::HoleyBoard | Rules::Yocu4 | Rules::Yocu9 | Rules::Sjoelen) {
-            return Err(MatchError::Unsupported { rules: config.rules.name() });
-        }
         let state = play(&config, board, &log)?;
         let mut t = Tracker {
             config,
@@ -77,18 +74,20 @@ impl Tracker {
     fn replay(&mut self) {
         let per_round = self.round_size();
         let mut thrown = 0usize;
+        let mut ended = false;
         let mut seen: Vec<PieceId> = Vec::new();
-        for e in &self.log.events {
-            if thrown == per_round {
+        for (i, e) in self.log.events.iter().enumerate() {
+            if ended {
                 thrown = 0;
                 seen.clear();
             }
             let new: Vec<PieceId> = e.pieces.iter().map(|p| p.piece).filter(|p| !seen.contains(p)).collect();
             thrown += if self.sjoelen() { 1 } else { new.len().max(e.throws.len()).max(1) };
             seen.extend(new);
+            ended = if self.sjoelen() { thrown == per_round } else { self.ends_round(i, thrown) };
         }
-        self.thrown = thrown;
-        self.waiting_clear = thrown >= per_round && per_round > 0;
+        self.thrown = if ended && self.sjoelen() { 0 } else { thrown };
+        self.waiting_clear = ended && !self.sjoelen();
         self.known.clear();
         self.next_number.clear();
         if let Some(last) = self.log.events.last() {
@@ -110,17 +109,44 @@ impl Tracker {
         }
     }
 
+    /// Whether event `i` of the log, `thrown` pieces into its round, ends the round (or,
+    /// in Horse Collar, Baseball and Crazy Eight, the player's turn): the board is cleared
+    /// after it. The rules engine decides where it scores the log (a round scored, the
+    /// turn passed on: a Crazy Eight turn may end after its first throw, a YOCU bonus toss
+    /// lengthens a round); past an event held for review, where the engine scores
+    /// nothing, the round's throws are counted.
+    fn ends_round(&self, i: usize, thrown: usize) -> bool {
+        let scored = match (self.state.status, &self.state.review) {
+            (Status::NeedsReview, Some(r)) => r.event.unwrap_or(0),
+            (Status::NeedsReview, None) => 0,
+            _ => self.log.events.len(),
+        };
+        if i >= scored {
+            return thrown >= self.round_size();
+        }
+        if self.state.rounds.iter().any(|r| r.events[1] == i) {
+            return true;
+        }
+        if self.config.rules.team_colours() {
+            return false;
+        }
+        let events = &self.log.events;
+        let next = events.get(i + 1).map(|e| &e.thrower).or(self.state.up_next.as_ref());
+        next.is_some_and(|n| *n != events[i].thrower)
+    }
+
     fn sjoelen(&self) -> bool {
         self.config.rules == Rules::Sjoelen
     }
 
-    /// Throws a round has (sjoelen: sub-turns a turn has).
+    /// Pieces a round throws before the board is cleared (sjoelen: sub-turns a turn
+    /// has). In Horse Collar, Baseball and Crazy Eight the board is cleared after each
+    /// player's turn of all eight weights.
     fn round_size(&self) -> usize {
         match self.config.rules {
-            Rules::KnockOff | Rules::TapAndDraw | Rules::Yocu4 | Rules::Yocu9 => 8,
+            Rules::KnockOff | Rules::TapAndDraw | Rules::Yocu4 | Rules::Yocu9 | Rules::HorseCollar | Rules::Baseball | Rules::CrazyEight => 8,
             Rules::HoleyBoard => 6,
             Rules::Sjoelen => crate::rules::sjoelen::SUB_TURNS as usize,
-            _ => 0,
         }
     }
 
@@ -132,28 +158,12 @@ impl Tracker {
         &self.state
     }
 
-    /// Who throws next, as the rules order the round (Knock Off and Tap & Draw alternate
-    /// from the round's first team; HoleyBoard and YOCU: the first team's washers, then the
-    /// other's; sjoelen: the player whose turn it is). `None` when the game is over, the
-    /// round is complete (the board is to be cleared), a review holds the scoring, or the
-    /// game names no first team.
+    /// Who throws next, as the rules engine orders the game (`GameState::up_next`:
+    /// nobody once the game is over, while a review holds the scoring, or when the
+    /// game names no first team), and nobody while the round is complete and the
+    /// board is still to be cleared.
     pub fn up_next(&self) -> Option<String> {
-        if self.over() || self.waiting_clear || self.state.status == Status::NeedsReview {
-            return None;
-        }
-        let first = self.state.next_first.clone()?;
-        if self.sjoelen() {
-            return Some(first);
-        }
-        let team: Team = first.parse().ok()?;
-        let n = self.thrown;
-        let first_throws = match self.config.rules {
-            Rules::KnockOff | Rules::TapAndDraw => n.is_multiple_of(2),
-            Rules::HoleyBoard => n < 3,
-            Rules::Yocu4 | Rules::Yocu9 => n < 4,
-            _ => return None,
-        };
-        Some(if first_throws { team } else { team.other() }.name().to_string())
+        self.state.up_next.clone().filter(|_| !self.waiting_clear)
     }
 
     /// The round is complete and its board not yet seen cleared.
@@ -207,7 +217,7 @@ impl Tracker {
         }
         // The board after the throw: every piece in view with its id.
         let mut review: Option<String> = None;
-        if m.new.len() > 1 {
+        if m.new.len() > 1 && !self.crazy_eight_opening(&m.new) {
             review = Some(ambiguous_reason(m.new.iter().map(|(id, _)| *id)));
         } else if !report.unexplained.is_empty() {
             review = Some(format!("{} patch(es) of colour no piece explains: a piece may be hidden", report.unexplained.len()));
@@ -220,7 +230,10 @@ impl Tracker {
             self.known.insert(*id, known_of(p, *id));
         }
         self.thrown += m.new.len();
-        let event = self.event(&thrower, frame, time_s, review);
+        let mut event = self.event(&thrower, frame, time_s, review);
+        // The pieces this event threw, by name (the page's and timeline's event rows).
+        event.throws = m.new.iter().map(|(id, _)| *id).collect();
+        event.throws.sort();
         let calls = m.calls();
         self.push(event, calls, frame, time_s)
     }
@@ -231,7 +244,7 @@ impl Tracker {
         let pieces: Vec<&PieceReport> = report.pieces.iter().collect();
         let had_loose = self.known.values().any(|k| k.state.is_none());
         let m = self.assign(&pieces);
-        let player = self.state.next_first.clone().unwrap_or_default();
+        let player = self.state.up_next.clone().unwrap_or_default();
         if pieces.is_empty() {
             // Cleared: the turn's last sub-turn, if discs came since the last event.
             let out = if self.added {
@@ -282,9 +295,12 @@ impl Tracker {
         self.state = state;
         let index = self.log.events.len() - 1;
         let mut out = vec![MatchEvent::Throw { index, entry: Box::new(event), calls }];
-        if self.thrown >= self.round_size() {
-            self.waiting_clear = !self.sjoelen();
-            self.thrown = if self.sjoelen() { 0 } else { self.thrown };
+        if self.sjoelen() {
+            if self.thrown >= self.round_size() {
+                self.thrown = 0;
+            }
+        } else if self.ends_round(index, self.thrown) {
+            self.waiting_clear = true;
         }
         for r in &self.state.rounds[rounds_before.min(self.state.rounds.len())..] {
             out.push(MatchEvent::RoundOver { frame, time_s, round: Box::new(r.clone()) });
@@ -301,12 +317,27 @@ impl Tracker {
         out
     }
 
-    /// Who threw the new pieces: their team in the colour games, the player whose turn it is otherwise.
+    /// Who threw the new pieces: their team in the colour games (a piece of the team
+    /// whose turn it is not is then refused by the rules engine: a review, not a
+    /// guess), the player whose turn it is otherwise.
     fn thrower(&self, new: &[(PieceId, &PieceReport)]) -> String {
         match new.first().and_then(|(id, _)| id.team) {
             Some(t) if self.config.rules.team_colours() => t.name().to_string(),
-            _ => self.state.next_first.clone().unwrap_or_default(),
+            // While a review holds the scoring the engine names nobody: the turn goes on.
+            _ => self.state.up_next.clone().or_else(|| self.log.events.last().map(|e| e.thrower.clone())).unwrap_or_default(),
         }
+    }
+
+    /// Crazy Eight opens each turn with four weights of one colour thrown at once:
+    /// up to four new weights of one team as a turn's first event are that throw,
+    /// not an ambiguity.
+    fn crazy_eight_opening(&self, new: &[(PieceId, &PieceReport)]) -> bool {
+        let team = new.first().and_then(|(id, _)| id.team);
+        self.config.rules == Rules::CrazyEight
+            && self.thrown == 0
+            && new.len() <= crate::rules::shuffleboard::WEIGHTS_PER_COLOUR as usize
+            && team.is_some()
+            && new.iter().all(|(id, _)| id.team == team)
     }
 
     fn event(&self, thrower: &str, frame: u64, time_s: f64, review: Option<String>) -> Event {
@@ -476,23 +507,38 @@ mod tests {
         serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("event log")
     }
 
-    /// Over every prefix of a whole game's log, `up_next` names the thrower of the log's
-    /// next event, or nobody exactly when a round is complete (the board to be cleared)
-    /// or the game is over.
+    /// Over every prefix of every game's whole log, `up_next` names the thrower of the
+    /// log's next event, or nobody only where the board is to be cleared or the game is over.
     #[test]
     fn up_next_is_the_next_events_thrower() {
-        for (name, board, per_round) in [("knock-off", "shuffleboard-22ft", 8), ("tap-and-draw", "shuffleboard-22ft", 8), ("holeyboard", "holeyboard", 6), ("yocu-4", "yocu-4", 8)] {
+        for (name, board) in [
+            ("knock-off", "shuffleboard-22ft"),
+            ("tap-and-draw", "shuffleboard-22ft"),
+            ("horse-collar", "shuffleboard-22ft"),
+            ("baseball", "shuffleboard-22ft"),
+            ("crazy-eight", "shuffleboard-22ft"),
+            ("holeyboard", "holeyboard"),
+            ("yocu-4", "yocu-4"),
+            ("yocu-9", "yocu-9"),
+            ("sjoelen", "sjoelbak"),
+        ] {
             let log = fixture(name);
             let rules: Rules = name.parse().expect("rules");
             let cfg = MatchConfig {
                 rules,
                 options: Vec::new(),
-                board: board.into(),
+                board: log.board.clone().unwrap_or_else(|| board.into()),
                 first: log.first.clone(),
-                players: Vec::new(),
+                players: log.players.clone(),
                 start_scores: log.start_scores.clone(),
             };
-            let board = Board::load(board).expect("board");
+            let board = Board::load(&cfg.board).expect("board");
+            let full = Tracker::new(&cfg, &board, log.clone()).expect("tracker");
+            // Where the board is cleared, nobody is named until it is seen empty: after a
+            // round in the colour games, after each player's turn in the others.
+            let ends: Vec<usize> = full.state().rounds.iter().map(|r| r.events[1] + 1).collect();
+            let turn_end = |k: usize| k > 0 && log.events.get(k).is_some_and(|e| e.thrower != log.events[k - 1].thrower);
+            let cleared = |k: usize| if rules.team_colours() { ends.contains(&k) } else { turn_end(k) };
             let mut named = 0;
             for k in 0..=log.events.len() {
                 let prefix = EventLog { events: log.events[..k].to_vec(), ..log.clone() };
@@ -502,11 +548,11 @@ mod tests {
                         assert_eq!(who, next.thrower, "{name}: after {k} events");
                         named += 1;
                     }
-                    (None, next) => assert!(t.over() || (k > 0 && k.is_multiple_of(per_round)) || next.is_none(), "{name}: nobody named after {k} events"),
+                    (None, next) => assert!(t.over() || cleared(k) || next.is_none(), "{name}: nobody named after {k} events"),
                     (Some(who), None) => assert!(!t.over(), "{name}: {who} named after the game"),
                 }
             }
-            assert!(named >= log.events.len() - log.events.len() / per_round, "{name}: {named} named");
+            assert!(named > 0, "{name}: nobody named");
         }
     }
 }

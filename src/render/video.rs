@@ -1,6 +1,6 @@
 //! Test videos of whole games: a game script played on a scene (pieces sliding in
 //! and stopping, knocks that move or remove other pieces, a hand passing over the
-//! board, the board cleared between rounds), rendered frame by frame, with the
+//! board, the camera knocked, the board cleared between rounds), rendered frame by frame, with the
 //! truth event log (`docs/events.md`) and the log a correct reading of the video
 //! writes (the same, with the planted ambiguities merged and marked for review).
 //!
@@ -60,6 +60,12 @@ pub enum Step {
     /// Several throws with no settled state between them: the planted ambiguity. The
     /// truth has one event each; a correct reading writes one event marked for review.
     Together { throws: Vec<(String, PieceSpec)> },
+    /// One throw of several pieces at once (Crazy Eight's opening four weights): they
+    /// slide in together; one event, no ambiguity.
+    Volley { thrower: String, pieces: Vec<PieceSpec> },
+    /// The camera is knocked: from here on the frames are seen from `pose`. Nothing on
+    /// the board changes; a correct reading follows the new pose and writes no event.
+    Nudge { pose: CameraPose },
     /// A hand passes over the board; nothing changes.
     Hand,
     /// The round is over: a hand over the board, then the board empty.
@@ -83,7 +89,8 @@ pub struct GameScript {
 /// A rendered game.
 pub struct GameVideo {
     pub board: Board,
-    /// The (downscaled) camera the frames were rendered with, and its pose.
+    /// The (downscaled) camera the frames were rendered with, and its pose at the
+    /// start (a [`Step::Nudge`] moves it).
     pub camera: Camera,
     pub pose: CameraPose,
     pub fps: f64,
@@ -148,10 +155,35 @@ struct FramePlan {
     hand: Option<usize>,
 }
 
+/// A distinct picture to render: the pieces in view, seen from `pose`.
+struct StatePlan {
+    pieces: Vec<PieceSpec>,
+    pose: CameraPose,
+}
+
+/// `pose` knocked by a small turn of the camera about its own centre (`rvec`, radians,
+/// in the camera's frame) and a shift of it (`shift_mm`, in the camera's frame).
+pub fn nudged(pose: &CameraPose, rvec: [f64; 3], shift_mm: [f64; 3]) -> CameraPose {
+    let d = crate::camera::rotation_from_rvec(rvec);
+    let r = pose.rotation;
+    let t = pose.translation;
+    let mut rotation = [[0.0; 3]; 3];
+    let mut translation = [0.0; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            rotation[i][j] = (0..3).map(|k| d[i][k] * r[k][j]).sum();
+        }
+        translation[i] = (0..3).map(|k| d[i][k] * t[k]).sum::<f64>() + shift_mm[i];
+    }
+    CameraPose { rotation, translation }
+}
+
 struct Builder<'a> {
     script: &'a GameScript,
-    /// The distinct states to render, each the pieces in view.
-    states: Vec<Vec<PieceSpec>>,
+    /// The distinct states to render.
+    states: Vec<StatePlan>,
+    /// Where the camera is now.
+    pose: CameraPose,
     frames: Vec<FramePlan>,
     board: BTreeMap<PieceId, PieceSpec>,
     truth: Vec<Event>,
@@ -160,7 +192,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn push_state(&mut self, pieces: Vec<PieceSpec>, count: usize) {
-        self.states.push(pieces);
+        self.states.push(StatePlan { pieces, pose: self.pose });
         let state = self.states.len() - 1;
         self.frames.extend((0..count).map(|_| FramePlan { state, hand: None }));
     }
@@ -172,7 +204,7 @@ impl Builder<'_> {
 
     fn hand(&mut self) {
         let pieces = self.board.values().copied().collect();
-        self.states.push(pieces);
+        self.states.push(StatePlan { pieces, pose: self.pose });
         let state = self.states.len() - 1;
         self.frames.extend((0..HAND_FRAMES).map(|k| FramePlan { state, hand: Some(k) }));
     }
@@ -188,7 +220,7 @@ impl Builder<'_> {
         for p in resting {
             let edge = crate::render::truth::cap_edge_points(&ls.board, p, 16);
             let cam = ls.scene.camera.intrinsics;
-            if edge.is_empty() || !edge.iter().all(|q| crate::render::plan::pixel_in_frame(&cam, &ls.pose, *q, IN_VIEW_MARGIN_PX).is_some()) {
+            if edge.is_empty() || !edge.iter().all(|q| crate::render::plan::pixel_in_frame(&cam, &self.pose, *q, IN_VIEW_MARGIN_PX).is_some()) {
                 return Err(VideoError::Script { problem: format!("{} comes to rest out of the camera's view", p.id) });
             }
         }
@@ -289,6 +321,19 @@ impl Builder<'_> {
                 e.review = Some(ambiguous_reason(throws.iter().map(|(_, p)| p.id)));
                 self.expected.push(e);
             }
+            Step::Volley { thrower, pieces } => {
+                if sjoelen || pieces.len() < 2 {
+                    return Err(VideoError::Script { problem: "`Volley` needs two or more pieces, and no sjoelen".into() });
+                }
+                self.slide(pieces, &[])?;
+                let e = self.event(thrower);
+                self.truth.push(e.clone());
+                self.expected.push(e);
+            }
+            Step::Nudge { pose } => {
+                self.pose = *pose;
+                self.still(STILL_FRAMES);
+            }
             Step::Hand => {
                 self.hand();
                 self.still(STILL_FRAMES);
@@ -321,7 +366,15 @@ fn plan(script: &GameScript) -> Result<Builder<'_>, VideoError> {
     if !(script.scale.is_finite() && script.scale > 0.0 && script.scale <= 1.0) {
         return Err(VideoError::Script { problem: format!("scale must be in (0, 1], got {}", script.scale) });
     }
-    let mut b = Builder { script, states: Vec::new(), frames: Vec::new(), board: BTreeMap::new(), truth: Vec::new(), expected: Vec::new() };
+    let mut b = Builder {
+        script,
+        states: Vec::new(),
+        pose: script.scene.pose,
+        frames: Vec::new(),
+        board: BTreeMap::new(),
+        truth: Vec::new(),
+        expected: Vec::new(),
+    };
     // The empty board first: the pose is found and the board settles before the first throw.
     b.still(STILL_FRAMES);
     for step in &script.steps {
@@ -346,9 +399,10 @@ pub fn render_game(script: &GameScript, threads: usize) -> Result<GameVideo, Vid
     let images: Vec<Mat> = b
         .states
         .iter()
-        .map(|pieces| {
+        .map(|plan| {
             let mut state = ls.clone();
-            state.scene.pieces = pieces.clone();
+            state.scene.pieces = plan.pieces.clone();
+            state.pose = plan.pose;
             bgr_mat(&crate::render::render(&state, threads))
         })
         .collect::<Result<_, _>>()?;

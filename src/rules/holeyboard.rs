@@ -184,8 +184,7 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
             before.clear();
             rulings.clear();
         }
-        let n = throws.len();
-        let expected = if n < WASHERS_PER_TEAM as usize { first } else { first.other() };
+        let expected = holeyboard_thrower(throws.len(), first);
         let team = match ev.thrower.parse::<Team>() {
             Ok(t) if t == expected => t,
             _ => return Err(RulesError::WrongThrower { event: idx, expected: expected.name().into(), found: ev.thrower.clone() }),
@@ -302,7 +301,18 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
         first = next;
         throws.clear();
     }
+    state.up_next = Some(holeyboard_thrower(throws.len(), first).name().into());
     Ok(())
+}
+
+/// Who throws after `n` throws of a HoleyBoard round: the first team's three washers,
+/// then the other's.
+fn holeyboard_thrower(n: usize, first: Team) -> Team {
+    if n < WASHERS_PER_TEAM as usize {
+        first
+    } else {
+        first.other()
+    }
 }
 
 /// The scores a game in progress can have: up to 20 (21 wins); below zero only by going over 21 with

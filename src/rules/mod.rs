@@ -444,6 +444,11 @@ pub struct GameState {
     pub winner: Option<String>,
     /// Who throws (or shoots, or plays) first in the next round.
     pub next_first: Option<String>,
+    /// Who the rules expect to throw (shoot, play) the next event: the turn order of
+    /// the game as the log leaves it (`None` once the game is over or while it needs
+    /// review).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_next: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_round: Option<PartialRound>,
     /// Scoreless turns per side, when the `hickey` option is on.
@@ -485,6 +490,7 @@ impl GameState {
             scores,
             status: Status::InProgress,
             winner: None,
+            up_next: first.clone(),
             next_first: first,
             current_round: None,
             hickeys: None,
@@ -506,6 +512,7 @@ impl GameState {
         self.status = Status::Won;
         self.winner = Some(winner.to_string());
         self.next_first = None;
+        self.up_next = None;
         if let Some(r) = self.rounds.last_mut() {
             r.next_first = None;
         }
@@ -579,10 +586,14 @@ pub fn play(config: &GameConfig, board: &Board, log: &EventLog) -> Result<GameSt
                 state.status = Status::NeedsReview;
                 state.review = Some(Ruling::at(idx, format!("event marked for review: {why}")));
             }
+            if state.status != Status::InProgress {
+                state.up_next = None;
+            }
             Ok(state)
         }
         Err(RulesError::NeedsReview { event, reason }) => {
             state.status = Status::NeedsReview;
+            state.up_next = None;
             state.review = Some(Ruling::at(event, reason));
             Ok(state)
         }

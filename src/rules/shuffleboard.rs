@@ -323,8 +323,7 @@ fn knock_off(config: &GameConfig, reader: &Reader<'_>, log: &EventLog, state: &m
             before.clear();
             rulings.clear();
         }
-        let expected = if n % 2 == 0 { first } else { first.other() };
-        let shooter = team_of(idx, ev, expected)?;
+        let shooter = team_of(idx, ev, knock_off_shooter(n, first))?;
         let may = |p: PieceId| p.team == Some(shooter);
         let (mut after, thrown) = reader.read(idx, ev, &before, &may, 1, &mut rulings)?;
         if tap {
@@ -374,7 +373,18 @@ fn knock_off(config: &GameConfig, reader: &Reader<'_>, log: &EventLog, state: &m
         }
         first = next;
     }
+    state.up_next = Some(knock_off_shooter(n, first).name().into());
     Ok(())
+}
+
+/// Who shoots the `n`-th shot (0-based) of a Knock Off or Tap & Draw round: the teams
+/// alternate from the round's first.
+fn knock_off_shooter(n: usize, first: Team) -> Team {
+    if n.is_multiple_of(2) {
+        first
+    } else {
+        first.other()
+    }
 }
 
 /// Tap & Draw fouls after one shot by `shooter` with weight `shot`: knocking an opponent's
@@ -581,6 +591,7 @@ fn frames(config: &GameConfig, reader: &Reader<'_>, log: &EventLog, state: &mut 
         }
         frame_sides = next_sides;
     }
+    state.up_next = Some(frame_sides[k].clone());
     Ok(())
 }
 

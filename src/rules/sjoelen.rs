@@ -203,6 +203,7 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
             }
         }
     }
+    state.up_next = Some(players[k].clone());
     Ok(())
 }
 

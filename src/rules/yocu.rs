@@ -107,8 +107,7 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
             bonus = [false; 2];
             rulings.clear();
         }
-        let quota = |t: Team, bonus: &[bool; 2]| i64::from(WASHERS_PER_PLAYER) + i64::from(bonus[t as usize]);
-        let expected = if thrown[first as usize] < quota(first, &bonus) { first } else { first.other() };
+        let expected = yocu_thrower(first, &thrown, &bonus);
         let team = match ev.thrower.parse::<Team>() {
             Ok(t) if t == expected => t,
             _ => return Err(RulesError::WrongThrower { event: idx, expected: expected.name().into(), found: ev.thrower.clone() }),
@@ -218,7 +217,23 @@ pub(crate) fn run(config: &GameConfig, board: &Board, log: &EventLog, state: &mu
         }
         first = next;
     }
+    let (thrown, bonus) = if events == 0 { ([0; 2], [false; 2]) } else { (thrown, bonus) };
+    state.up_next = Some(yocu_thrower(first, &thrown, &bonus).name().into());
     Ok(())
+}
+
+/// The washers team `t` throws this round: four, five with a bonus toss.
+fn quota(t: Team, bonus: &[bool; 2]) -> i64 {
+    i64::from(WASHERS_PER_PLAYER) + i64::from(bonus[t as usize])
+}
+
+/// Who throws next in a YOCU round: the first team until it has thrown its quota, then the other.
+fn yocu_thrower(first: Team, thrown: &[i64; 2], bonus: &[bool; 2]) -> Team {
+    if thrown[first as usize] < quota(first, bonus) {
+        first
+    } else {
+        first.other()
+    }
 }
 
 #[cfg(test)]

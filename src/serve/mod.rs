@@ -391,7 +391,7 @@ fn row_of(n: usize, e: &MatchEvent) -> EventRow {
             row("game_over", Some(*frame), Some(*time_s), format!("game over: {who} ({})", totals(scores)))
         }
         MatchEvent::Ignored { frame, time_s, reason } => row("ignored", Some(*frame), Some(*time_s), format!("ignored: {reason}")),
-        MatchEvent::Watch { what } => {
+        MatchEvent::Watch { what, .. } => {
             let v = serde_json::to_value(what.as_ref()).unwrap_or_default();
             let name = v.get("event").and_then(|x| x.as_str()).unwrap_or("watch").replace('_', " ");
             let reason = v.get("reason").and_then(|x| x.as_str()).map(|r| format!(": {r}")).unwrap_or_default();

@@ -1,12 +1,12 @@
 //! The game scripts the match tests render: a HoleyBoard game to its end, a Knock
 //! Off game of three rounds, a YOCU round with a knock-in (and a planted ambiguity),
-//! a sjoelen turn. Every piece rests well clear of its call's boundaries (the tests
+//! a sjoelen turn, a Crazy Eight frame with the camera knocked mid-turn. Every piece rests well clear of its call's boundaries (the tests
 //! check the reading of whole games, not close calls).
 #![allow(dead_code)]
 
 use boardcall::piece::{PieceId, PieceKind};
 use boardcall::render::scene::{LoadedScene, PieceSpec};
-use boardcall::render::video::{GameScript, Knock, Step};
+use boardcall::render::video::{nudged, GameScript, Knock, Step};
 use boardcall::render::Scene;
 use boardcall::rules::EventLog;
 use std::path::PathBuf;
@@ -155,4 +155,35 @@ pub fn sjoelen() -> GameScript {
     let mut h = header("sjoelen", None, &[]);
     h.players = vec![a.into()];
     GameScript { scene: scene("16-sjoelbak-plain"), scale: SCALE, header: h, steps }
+}
+
+/// A Crazy Eight frame on the 22-ft board's target end (trey line 152.4, deuce line
+/// 304.8 mm; the long foul line at 1828.8 mm is behind every piece): ann's four red
+/// weights all stay and her four blue ones knock each off (blue scores 1 + 2 + 1 + 1);
+/// the camera is knocked mid-turn; bob's opening leaves only three weights on the board
+/// (the fourth went into the gutter), which ends his turn with no score. Weights thrown
+/// together are numbered from the target end, as `match` numbers them.
+pub fn crazy_eight() -> GameScript {
+    let sc = scene("03-shuffleboard-22ft-plain");
+    let off = |id: &str| Knock::Off(id.parse().unwrap());
+    let (a, b) = ("ann", "bob");
+    // About 0.6 deg of tilt and a few millimetres: tens of millimetres on the board if not followed.
+    let knocked = nudged(&sc.pose, [0.008, -0.006, 0.003], [4.0, -3.0, 0.0]);
+    let steps = vec![
+        Step::Volley {
+            thrower: a.into(),
+            pieces: vec![weight("red#1", 60.0, 250.0), weight("red#2", -120.0, 400.0), weight("red#3", 140.0, 480.0), weight("red#4", -30.0, 560.0)],
+        },
+        knock(a, weight("blue#1", -110.0, 375.0), vec![off("red#2")]),
+        knock(a, weight("blue#2", 75.0, 225.0), vec![off("red#1")]),
+        Step::Nudge { pose: knocked },
+        knock(a, weight("blue#3", -40.0, 530.0), vec![off("red#4")]),
+        knock(a, weight("blue#4", 125.0, 465.0), vec![off("red#3")]),
+        Step::Clear,
+        Step::Volley { thrower: b.into(), pieces: vec![weight("red#1", 0.0, 200.0), weight("red#2", -50.0, 350.0), weight("red#3", 100.0, 450.0)] },
+        Step::Clear,
+    ];
+    let mut h = header("crazy-eight", None, &[]);
+    h.players = vec![a.into(), b.into()];
+    GameScript { scene: sc, scale: SCALE, header: h, steps }
 }

@@ -53,12 +53,16 @@ impl DiscModel {
     }
 
     /// Circles of the disc's size, each verified by an outline fit; colour
-    /// decides nothing but the fill check.
+    /// decides nothing but the fill check. A proposal whose outline fits a
+    /// circle of another size is no disc (the search proposes freely: wood
+    /// grain and shading make circles too); a disc it misses that way is left
+    /// to recovery.
     fn verify_circles(&self, cx: &Ctx, out: &mut Detections) {
         let r = self.shape.radius_mm;
         for centre in proposals::circles(cx) {
             let start = Footprint::new(centre, r);
             match cx.measure(start, None, 0) {
+                Ok(d) if d.doubt.is_some() => {}
                 Ok(d) => {
                     if !out.pieces.iter().any(|p| p.footprint.centre.distance(d.footprint.centre) < r) {
                         out.pieces.push(d);
