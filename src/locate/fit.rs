@@ -33,12 +33,12 @@ impl Locator {
                     return None;
                 };
                 *pose = perturbed(pose, &step.delta);
-                let mut cons_moved = 0.0f64;
-                for (i, (c, p)) in cons.iter_mut().zip(params).enumerate() {
-                    let next = (*c + step.cons[i]).clamp(p.min_mm - p.nominal_mm, p.max_mm - p.nominal_mm);
-                    cons_moved = cons_moved.max((next - *c).abs());
-                    *c = next;
+                let before = cons.clone();
+                for (c, d) in cons.iter_mut().zip(&step.cons) {
+                    *c += d;
                 }
+                clamp_construction(params, cons);
+                let cons_moved = cons.iter().zip(&before).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max);
                 let moved = step.delta[..3].iter().map(|v| v * v).sum::<f64>().sqrt() * 1000.0 + step.delta[3..].iter().map(|v| v * v).sum::<f64>().sqrt();
                 if moved < 1e-3 && cons_moved < 1e-3 {
                     break;
@@ -68,6 +68,21 @@ impl Locator {
         Some(fit)
     }
 
+}
+
+/// Keeps the construction's offsets from nominal (`cons`, mm) within each
+/// parameter's range, and a part built between others no higher than they stand
+/// ([`ConstructionParam::at_most`]).
+pub(super) fn clamp_construction(params: &[ConstructionParam], cons: &mut [f64]) {
+    for (c, p) in cons.iter_mut().zip(params) {
+        *c = c.clamp(p.min_mm - p.nominal_mm, p.max_mm - p.nominal_mm);
+    }
+    for (i, p) in params.iter().enumerate() {
+        if let Some(k) = p.at_most {
+            let cap = params[k].nominal_mm + cons[k] - p.nominal_mm;
+            cons[i] = cons[i].min(cap).max(p.min_mm - p.nominal_mm);
+        }
+    }
 }
 
 /// `d r / d (pose, construction)` of a sample's normal residual `r = n . (q - p)`,

@@ -55,6 +55,9 @@ pub struct ConstructionParam {
     pub nominal_mm: f64,
     pub min_mm: f64,
     pub max_mm: f64,
+    /// Another parameter (its index in [`BoardModel::params`]) this one never
+    /// exceeds: a part built between others stands no higher than they do.
+    pub at_most: Option<usize>,
 }
 
 impl ConstructionParam {
@@ -226,10 +229,10 @@ impl BoardModel {
                 // Fitted with the pose: every table has its own (ranges: tables sold and
                 // home-built, from a shallow 40 mm trough to a 130 mm one, rails flush to high).
                 let (pg, pd, prw, prh) = (0, 1, 2, 3);
-                params.push(ConstructionParam { name: "gutter width", nominal_mm: g, min_mm: 40.0, max_mm: 130.0 });
-                params.push(ConstructionParam { name: "gutter depth", nominal_mm: d, min_mm: 10.0, max_mm: 120.0 });
-                params.push(ConstructionParam { name: "rail width", nominal_mm: rw, min_mm: 20.0, max_mm: 160.0 });
-                params.push(ConstructionParam { name: "rail height", nominal_mm: rh, min_mm: 0.0, max_mm: 120.0 });
+                params.push(ConstructionParam { name: "gutter width", nominal_mm: g, min_mm: 40.0, max_mm: 130.0, at_most: None });
+                params.push(ConstructionParam { name: "gutter depth", nominal_mm: d, min_mm: 10.0, max_mm: 120.0, at_most: None });
+                params.push(ConstructionParam { name: "rail width", nominal_mm: rw, min_mm: 20.0, max_mm: 160.0, at_most: None });
+                params.push(ConstructionParam { name: "rail height", nominal_mm: rh, min_mm: 0.0, max_mm: 120.0, at_most: None });
                 box_edges(&mut edges, "surface slab foot", [-hw, 0.0], [hw, len], -d, &[], &[(pd, -1.0)]);
                 box_edges(&mut edges, "rail inner top", [-x0, -g], [x0, len + g], rh, &[pg], &[(prh, 1.0)]);
                 box_edges(&mut edges, "rail inner foot", [-x0, -g], [x0, len + g], -d, &[pg], &[(pd, -1.0)]);
@@ -240,13 +243,18 @@ impl BoardModel {
                 let wh = s.construction.wall_height_mm;
                 let (t, fl) = (s.construction.wall_thickness_mm, s.construction.floor_board_thickness_mm);
                 let built = |name: &str, a: BoardPoint3, b: BoardPoint3, moves: Vec<EdgeMove>| ModelEdge { identifying: false, fixed: false, moves, ..seg(name, a, b) };
-                // Fitted with the pose (ranges: toy boxes to heavy club boards).
+                // Fitted with the pose (ranges: toy boxes to heavy club boards). The
+                // partitions and the gate bar are built in between the walls and stand no
+                // higher than they do (`board::Construction` gives the gate bar the walls'
+                // height; partitions are low enough for a disc to rest on): a bar fitted
+                // above the walls is the fit trading its height against the pose (a
+                // bridged bar read 143 mm high behind 58 mm walls, varied scene 18).
                 let (pwh, pt, pfl, pph, pgh) = (0, 1, 2, 3, 4);
-                params.push(ConstructionParam { name: "wall height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0 });
-                params.push(ConstructionParam { name: "wall thickness", nominal_mm: t, min_mm: 5.0, max_mm: 60.0 });
-                params.push(ConstructionParam { name: "floor board thickness", nominal_mm: fl, min_mm: 0.0, max_mm: 80.0 });
-                params.push(ConstructionParam { name: "partition height", nominal_mm: s.construction.partition_height_mm, min_mm: 3.0, max_mm: 60.0 });
-                params.push(ConstructionParam { name: "gate bar height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0 });
+                params.push(ConstructionParam { name: "wall height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0, at_most: None });
+                params.push(ConstructionParam { name: "wall thickness", nominal_mm: t, min_mm: 5.0, max_mm: 60.0, at_most: None });
+                params.push(ConstructionParam { name: "floor board thickness", nominal_mm: fl, min_mm: 0.0, max_mm: 80.0, at_most: None });
+                params.push(ConstructionParam { name: "partition height", nominal_mm: s.construction.partition_height_mm, min_mm: 3.0, max_mm: 60.0, at_most: Some(pwh) });
+                params.push(ConstructionParam { name: "gate bar height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0, at_most: Some(pwh) });
                 let (up, down) = ([0.0, 0.0, 1.0], [0.0, 0.0, -1.0]);
                 let rise = |k: usize| vec![mv(k, up, up)];
                 // The surface's sides and back end are the feet of the walls' inner faces.
