@@ -26,9 +26,9 @@
 //!    other pose may explain the image as well: a rival is an ambiguity unless
 //!    the image edges only the best explains clearly outnumber those only the
 //!    rival explains. Construction edges count where they agree, never against.
-//!    A board of upright faces of free height (a sjoelbak) is re-fitted from the
-//!    best shifted along and across it (`rivals`): a reading that explains
-//!    clearly more of the whole board as built takes the lead.
+//!    A board of upright faces of free height (a sjoelbak) is re-fitted from the best
+//!    shifted and with its heights started across their range (`rivals`); readings
+//!    are ranked by how much of the whole board as built they explain.
 //!    A refusal names the feature that disagreed.
 //!
 //! The board model's features at `z = 0` are the surface edges and markings;
