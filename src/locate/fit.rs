@@ -1,32 +1,51 @@
-//! The moving-edges refinement (robust Gauss-Newton over the pose), its verdict measurements and the pose's uncertainty.
+//! The moving-edges fit: robust Gauss-Newton over the pose and the construction's dimensions, and the pose's uncertainty.
 
 use super::*;
 
 impl Locator {
-    /// Moving-edges refinement from `start`; `None` if it loses the board.
+    /// Moving-edges refinement from `start` over the whole schedule, then the
+    /// verdict's measurements; `None` if it loses the board.
     pub(super) fn refine(&mut self, cam: &Camera, start: CameraPose) -> Option<Refined> {
+        let fit = self.fit(cam, Fit::start(start, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE)?;
+        self.verdict(cam, fit)
+    }
+
+    /// Moving-edges refinement of `fit` through the search ranges `schedule`
+    /// (px, widest first), at most `iterations` steps per range; `None` if it
+    /// loses the board. Edge polarities are learned after the first range of a
+    /// fit that has not learned them yet.
+    pub(super) fn fit(&mut self, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
         let n_edges = self.model.edges.len();
-        let mut pose = start;
-        let mut polarity = vec![0.0f32; n_edges];
         let mut samples = std::mem::take(&mut self.samples);
         let mut found: Vec<Option<(f64, f32)>> = Vec::new();
-        for (stage, &range) in SEARCH_SCHEDULE_PX.iter().enumerate() {
+        // The construction's dimensions (mm off nominal) are fitted with the pose:
+        // at a wrong nominal size its edges would pull the pose by the difference.
+        let params = &self.model.params;
+        let Fit { pose, cons, polarity, polarity_learned } = &mut fit;
+        for &range in schedule {
             let step_px = if range >= COARSE_RANGE_PX { COARSE_REFINE_STEP_PX } else { REFINE_STEP_PX };
-            for _ in 0..ITERATIONS_PER_RANGE {
-                sample_model(&self.model, &pose, cam, step_px, &mut samples);
+            for _ in 0..iterations {
+                sample_model(&self.model, pose, cam, step_px, cons, &mut samples);
                 found.clear();
-                found.extend(samples.iter().map(|s| self.grad.search(s.p, s.n, range, polarity[s.edge])));
-                let Some(step) = gauss_newton_step(cam, &samples, &found, range) else {
+                found.extend(samples.iter().map(|s| self.grad.search_in(s.p, s.n, s.window(range), polarity[s.edge])));
+                let Some(step) = gauss_newton_step(cam, &self.model, pose, &samples, &found, range, cons) else {
                     self.samples = samples;
                     return None;
                 };
-                pose = perturbed(&pose, &step.delta);
+                *pose = perturbed(pose, &step.delta);
+                let before = cons.clone();
+                for (c, d) in cons.iter_mut().zip(&step.cons) {
+                    *c += d;
+                }
+                clamp_construction(params, cons);
+                let cons_moved = cons.iter().zip(&before).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max);
                 let moved = step.delta[..3].iter().map(|v| v * v).sum::<f64>().sqrt() * 1000.0 + step.delta[3..].iter().map(|v| v * v).sum::<f64>().sqrt();
-                if moved < 1e-3 {
+                if moved < 1e-3 && cons_moved < 1e-3 {
                     break;
                 }
             }
-            if stage == 0 {
+            if !*polarity_learned {
+                *polarity_learned = true;
                 // Learn each edge's polarity from its matches (a dark stripe's two
                 // edges have opposite signs, a hole is darker than the wood, ...).
                 let mut sum = vec![(0.0f64, 0usize); n_edges];
@@ -45,93 +64,57 @@ impl Locator {
                 }
             }
         }
-        // The verdict's measurements at the final pose.
-        sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &mut samples);
-        let total = samples.len();
-        let mut per: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); n_edges];
-        // (samples, inliers) of the identifying edges that can tell: not on a face seen edge-on.
-        let mut per_id: Vec<(usize, usize)> = vec![(0, 0); n_edges];
-        let (mut inl, mut ss) = (0usize, 0.0f64);
-        let mut jtj = [[0.0f64; 6]; 6];
-        for s in &samples {
-            per[s.edge].0 += 1;
-            let edge = &self.model.edges[s.edge];
-            let judged = edge.identifying && !on_edge_on_face(edge, &pose, cam, s);
-            per_id[s.edge].0 += usize::from(judged);
-            if let Some((off, _)) = self.grad.search(s.p, s.n, INLIER_PX * 2.0, polarity[s.edge]) {
-                if off.abs() <= INLIER_PX {
-                    per_id[s.edge].1 += usize::from(judged);
-                    inl += 1;
-                    ss += off * off;
-                    per[s.edge].1 += 1;
-                    per[s.edge].2 += off * off;
-                    let j = normal_jacobian(cam, s);
-                    for a in 0..6 {
-                        for b in 0..6 {
-                            jtj[a][b] += j[a] * j[b];
-                        }
-                    }
-                }
-            }
-        }
-        if total == 0 || inl < 6 {
-            self.samples = samples;
-            return None;
-        }
-        let rms = (ss / inl as f64).sqrt();
-        let coverage = inl as f64 / total as f64;
-        let sigma_mm = position_sigma(cam, &pose, &jtj, rms.max(0.05), &samples);
         self.samples = samples;
-        let features = self
-            .model
-            .edges
-            .iter()
-            .zip(&per)
-            .filter(|(_, p)| p.0 > 0)
-            .map(|(e, p)| FeatureFit {
-                feature: e.name.clone(),
-                samples: p.0,
-                inliers: p.1,
-                rms_px: if p.1 > 0 { (p.2 / p.1 as f64).sqrt() } else { f64::NAN },
-            })
-            .collect();
-        let phantom_line_mm = self.phantom_line(cam, &pose);
-        // The identifying features must be seen over a fair stretch and mostly
-        // match, and nearly every one seen at length must be confirmed: a wrong
-        // pose can still fit the long outline and a few gate-bar edges, never all.
-        // (Samples on a face seen edge-on are left out: [`MIN_FACE_PX`].)
-        const MIN_IDENTIFYING_INLIERS: usize = 15;
-        const MIN_IDENTIFYING_COVERAGE: f64 = 0.5;
-        const SEEN_AT_LENGTH: usize = 20;
-        const CONFIRMED_COVERAGE: f64 = 0.3;
-        const MIN_CONFIRMED_SHARE: f64 = 0.75;
-        let ids: Vec<&(usize, usize)> = self.model.edges.iter().zip(&per_id).filter(|(e, _)| e.identifying).map(|(_, p)| p).collect();
-        let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
-        let long: Vec<_> = ids.iter().filter(|p| p.0 >= SEEN_AT_LENGTH).collect();
-        let confirmed = long.iter().filter(|p| p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64).count();
-        let identified = id_inliers >= MIN_IDENTIFYING_INLIERS
-            && id_inliers as f64 >= MIN_IDENTIFYING_COVERAGE * id_samples as f64
-            && confirmed as f64 >= MIN_CONFIRMED_SHARE * long.len() as f64;
-        Some(Refined { pose, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, identified })
+        Some(fit)
+    }
+
+}
+
+/// Keeps the construction's offsets from nominal (`cons`, mm) within each
+/// parameter's range, and a part built between others no higher than they stand
+/// ([`ConstructionParam::at_most`]).
+pub(super) fn clamp_construction(params: &[ConstructionParam], cons: &mut [f64]) {
+    for (c, p) in cons.iter_mut().zip(params) {
+        *c = c.clamp(p.min_mm - p.nominal_mm, p.max_mm - p.nominal_mm);
+    }
+    for (i, p) in params.iter().enumerate() {
+        if let Some(k) = p.at_most {
+            let cap = params[k].nominal_mm + cons[k] - p.nominal_mm;
+            cons[i] = cons[i].min(cap).max(p.min_mm - p.nominal_mm);
+        }
     }
 }
 
-/// `d r / d pose` of a sample's normal residual `r = n . (q - p)`, as `n . dp/dpose`.
-pub(super) fn normal_jacobian(cam: &Camera, s: &Sample) -> [f64; 6] {
+/// `d r / d (pose, construction)` of a sample's normal residual `r = n . (q - p)`,
+/// as `n . dp/d(...)`: six pose columns, then one per construction parameter.
+pub(super) fn normal_jacobian(cam: &Camera, model: &BoardModel, pose: &CameraPose, s: &Sample) -> [f64; MAX_UNKNOWNS] {
     let jp = projection_jacobian(cam, s.xc);
-    let mut j = [0.0; 6];
+    let mut j = [0.0; MAX_UNKNOWNS];
     for k in 0..6 {
         j[k] = s.n[0] * jp[0][k] + s.n[1] * jp[1][k];
+    }
+    let (iz, x, r) = (1.0 / s.xc[2], s.xc, pose.rotation);
+    for m in &model.edges[s.edge].moves {
+        // The board-frame motion of this point per mm, into the camera frame, then the image.
+        let v: [f64; 3] = [0, 1, 2].map(|i| m.a[i] + s.t * (m.b[i] - m.a[i]));
+        let vc: [f64; 3] = [0, 1, 2].map(|i| dot3(r[i], v));
+        let du = cam.fx * (vc[0] * iz - x[0] * vc[2] * iz * iz);
+        let dv = cam.fy * (vc[1] * iz - x[1] * vc[2] * iz * iz);
+        j[6 + m.param] += s.n[0] * du + s.n[1] * dv;
     }
     j
 }
 
 pub(super) struct Step {
     pub(super) delta: [f64; 6],
+    /// Change of each construction parameter, mm.
+    pub(super) cons: [f64; MAX_PARAMS],
 }
 
-/// One robust Gauss-Newton step on the normal residuals.
-pub(super) fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Option<(f64, f32)>], range: f64) -> Option<Step> {
+/// One robust Gauss-Newton step on the normal residuals, for the pose and the
+/// construction parameters (`cons`: their current offsets from nominal, held
+/// there by each parameter's prior).
+pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraPose, samples: &[Sample], found: &[Option<(f64, f32)>], range: f64, cons: &[f64]) -> Option<Step> {
     let residuals: Vec<f64> = found.iter().flatten().map(|f| f.0).collect();
     if residuals.len() < 12 {
         return None;
@@ -140,8 +123,9 @@ pub(super) fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Optio
     abs.sort_by(f64::total_cmp);
     let mad = abs[abs.len() / 2] * 1.4826;
     let c = (TUKEY_C * mad).max(TUKEY_C * MIN_ROBUST_SCALE_PX).max(MIN_ROBUST_SCALE_OF_RANGE * range).min(range);
-    let mut a = [[0.0f64; 6]; 6];
-    let mut g = [0.0f64; 6];
+    let n = 6 + model.params.len();
+    let mut a = vec![vec![0.0f64; n]; n];
+    let mut g = vec![0.0f64; n];
     for (s, f) in samples.iter().zip(found) {
         let Some((r, _)) = f else { continue };
         let u = r / c;
@@ -149,13 +133,19 @@ pub(super) fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Optio
             continue;
         }
         let w = (1.0 - u * u) * (1.0 - u * u);
-        let j = normal_jacobian(cam, s);
-        for p in 0..6 {
+        let j = normal_jacobian(cam, model, pose, s);
+        for p in 0..n {
             g[p] += w * j[p] * r;
-            for q in 0..6 {
+            for q in 0..n {
                 a[p][q] += w * j[p] * j[q];
             }
         }
+    }
+    // Each construction parameter's prior pulls it back towards nominal.
+    for (i, p) in model.params.iter().enumerate() {
+        let inv_var = 1.0 / p.prior_sigma_mm().powi(2);
+        a[6 + i][6 + i] += inv_var;
+        g[6 + i] -= inv_var * cons.get(i).copied().unwrap_or(0.0);
     }
     // A touch of damping keeps unconstrained directions (e.g. along a lone pair
     // of sides) still: relative to each parameter's own curvature ([`RELATIVE_DAMPING`]).
@@ -168,11 +158,48 @@ pub(super) fn gauss_newton_step(cam: &Camera, samples: &[Sample], found: &[Optio
     if !opencv::core::solve(&am, &gm, &mut x, opencv::core::DECOMP_SVD).ok()? {
         return None;
     }
-    let mut delta = [0.0; 6];
-    for (i, d) in delta.iter_mut().enumerate() {
-        *d = *x.at_2d::<f64>(i as i32, 0).ok()?;
+    let mut step = Step { delta: [0.0; 6], cons: [0.0; MAX_PARAMS] };
+    for i in 0..n {
+        let v = *x.at_2d::<f64>(i as i32, 0).ok()?;
+        if !v.is_finite() {
+            return None;
+        }
+        if i < 6 {
+            step.delta[i] = v;
+        } else {
+            step.cons[i - 6] = v;
+        }
     }
-    delta.iter().all(|d| d.is_finite()).then_some(Step { delta })
+    Some(step)
+}
+
+/// The pose's information with the construction parameters marginalised out
+/// (the Schur complement `A_pp - A_pc A_cc^-1 A_cp` of the fit's `J^T J`): what
+/// the edges say of the pose whatever the construction's dimensions.
+pub(super) fn marginal_pose_information(jtj: &[[f64; MAX_UNKNOWNS]; MAX_UNKNOWNS], k: usize) -> Option<[[f64; 6]; 6]> {
+    let mut info = [[0.0f64; 6]; 6];
+    for i in 0..6 {
+        info[i][..6].copy_from_slice(&jtj[i][..6]);
+    }
+    if k == 0 {
+        return Some(info);
+    }
+    let acc: Vec<Vec<f64>> = (0..k).map(|i| jtj[6 + i][6..6 + k].to_vec()).collect();
+    let mut inv = Mat::default();
+    let am = Mat::from_slice_2d(&acc).ok()?;
+    opencv::core::invert(&am, &mut inv, opencv::core::DECOMP_SVD).ok()?;
+    for i in 0..6 {
+        for j in 0..6 {
+            let mut v = 0.0;
+            for p in 0..k {
+                for q in 0..k {
+                    v += jtj[i][6 + p] * inv.at_2d::<f64>(p as i32, q as i32).copied().ok()? * jtj[6 + q][j];
+                }
+            }
+            info[i][j] -= v;
+        }
+    }
+    Some(info)
 }
 
 /// The largest predicted standard error (mm, in the board plane) of the visible

@@ -10,6 +10,58 @@ use super::*;
 pub(super) struct ImageLine {
     pub(super) l: [f64; 3],
     pub(super) support_px: f64,
+    /// The extent of its segments along the line's direction `(l[1], -l[0])`, px.
+    pub(super) span: [f64; 2],
+}
+
+impl ImageLine {
+    /// The position of image point `p` along the line's direction, px.
+    pub(super) fn along(&self, p: [f64; 2]) -> f64 {
+        p[0] * self.l[1] - p[1] * self.l[0]
+    }
+
+    /// The intersection with another line; `None` if (nearly) parallel.
+    pub(super) fn meet(&self, other: &ImageLine) -> Option<[f64; 2]> {
+        let p = cross3(self.l, other.l);
+        (p[2].abs() > 1e-12).then(|| [p[0] / p[2], p[1] / p[2]])
+    }
+}
+
+/// How far a cross line's segments may run past the sides it spans, as a share
+/// of the distance between them (plus [`CROSS_OVERRUN_PX`]): painted lines,
+/// ends and gate-bar feet stop at the surface's edges, while floor tiles, table
+/// edges and rails run on.
+pub(super) const CROSS_OVERRUN_SHARE: f64 = 0.1;
+pub(super) const CROSS_OVERRUN_PX: f64 = 6.0;
+/// A cross line must show over this share of the distance between the sides
+/// (pieces and glare hide the rest).
+pub(super) const CROSS_MIN_SHARE: f64 = 0.3;
+/// The sides' segments must come within this share of the distance between the
+/// sides of where the cross line meets them (a side may be hidden in part).
+pub(super) const SIDE_REACH_SHARE: f64 = 1.0;
+
+/// Whether `cross` could be a line across the surface between sides `a` and `b`
+/// in the image: it spans most of the way from one to the other and no further,
+/// and both sides reach it.
+pub(super) fn spans_between(a: &ImageLine, b: &ImageLine, cross: &ImageLine) -> bool {
+    let (Some(pa), Some(pb)) = (cross.meet(a), cross.meet(b)) else { return false };
+    let width = (pa[0] - pb[0]).hypot(pa[1] - pb[1]);
+    if !(width > 2.0 * CROSS_OVERRUN_PX) {
+        return false;
+    }
+    let (ta, tb) = (cross.along(pa), cross.along(pb));
+    let (lo, hi) = (ta.min(tb), ta.max(tb));
+    let slack = CROSS_OVERRUN_SHARE * width + CROSS_OVERRUN_PX;
+    let [c0, c1] = cross.span;
+    if c0 < lo - slack || c1 > hi + slack || (c1.min(hi) - c0.max(lo)) < CROSS_MIN_SHARE * width {
+        return false;
+    }
+    let reach = SIDE_REACH_SHARE * width;
+    let near = |side: &ImageLine, p: [f64; 2]| {
+        let t = side.along(p);
+        t >= side.span[0] - reach && t <= side.span[1] + reach
+    };
+    near(a, pa) || near(b, pb)
 }
 
 pub(super) fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
@@ -37,7 +89,7 @@ pub(super) fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
         }
         if !joined {
             let l = [-dy, dx, -(-dy * s[0] + dx * s[1])];
-            clusters.push((ImageLine { l, support_px: len }, vec![i]));
+            clusters.push((ImageLine { l, support_px: len, span: [0.0, 0.0] }, vec![i]));
         }
     }
     // Refit each cluster to its segments' endpoints and midpoints, weighted by length.
@@ -65,7 +117,10 @@ pub(super) fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
             let th = 0.5 * (2.0 * sxy).atan2(sxx - syy);
             let (dx, dy) = (th.cos(), th.sin());
             let (a, b) = (-dy, dx);
-            ImageLine { l: [a, b, -(a * mu[0] + b * mu[1])], support_px: line.support_px }
+            let along = |p: [f64; 2]| p[0] * b - p[1] * a;
+            let ts = members.iter().flat_map(|&i| [along([segs[i][0], segs[i][1]]), along([segs[i][2], segs[i][3]])]);
+            let span = ts.fold([f64::INFINITY, f64::NEG_INFINITY], |s, t| [s[0].min(t), s[1].max(t)]);
+            ImageLine { l: [a, b, -(a * mu[0] + b * mu[1])], support_px: line.support_px, span }
         })
         .collect()
 }

@@ -10,16 +10,26 @@
 //!    sides a known distance apart and one cross line at a known `y` fix the
 //!    pose in closed form. Each pose is scored by how much of the whole board
 //!    model it projects onto image edges.
-//! 3. **Refinement.** The best hypotheses are refined by model-based edge
+//! 3. **Refinement.** The best hypotheses, a batch at a time until one passes
+//!    the verdict, are refined by model-based edge
 //!    tracking ("moving edges"): points sampled along every projected model
 //!    edge (surface outline, stripe edges, hole rims, and the construction
 //!    around the surface: walls, partitions, gutters, rails) search along their normal
 //!    for the image edge, and Gauss-Newton with Tukey weights minimises the
-//!    normal distances over the six pose parameters, with a shrinking search range.
+//!    normal distances over the six pose parameters and the construction's
+//!    dimensions (gutter width, wall height: the maker's choice, fitted within
+//!    the range tables span), with a shrinking search range.
 //! 4. **Verification.** The refined pose must match a large share of the
-//!    visible model at sub-pixel residuals, constrain every board point to
-//!    ([`LocateConfig::max_position_sigma_mm`]), and beat every other
-//!    hypothesis clearly (a symmetric view is refused as ambiguous).
+//!    visible model at sub-pixel residuals, the rules-fixed features that tell
+//!    the board apart (lines, holes, gate openings) must confirm it, every board
+//!    point must be constrained ([`LocateConfig::max_position_sigma_mm`]), and no
+//!    other pose may explain the image as well: a rival is an ambiguity unless
+//!    the image edges only the best explains clearly outnumber those only the
+//!    rival explains. Construction edges count where they agree, never against.
+//!    A board of upright faces of free height (a sjoelbak) is re-fitted from the best
+//!    shifted and with its heights started across their range (`rivals`); readings
+//!    are ranked by how much of the whole board as built they explain.
+//!    A refusal names the feature that disagreed.
 //!
 //! The board model's features at `z = 0` are the surface edges and markings;
 //! the pose is a full [`CameraPose`], so later stages project points at any height.
@@ -39,9 +49,11 @@ mod geometry;
 mod lines;
 mod model;
 mod points;
+mod rivals;
 mod sampling;
 mod verdict;
 
+use fit::*;
 use geometry::*;
 use lines::*;
 pub use model::*;
@@ -115,12 +127,20 @@ const MIN_SEGMENT_FRACTION: f64 = 0.06;
 /// Segments within this angle and distance are one line.
 const MERGE_ANGLE_RAD: f64 = 1.5 * std::f64::consts::PI / 180.0;
 const MERGE_DIST_PX: f64 = 2.5;
-/// How many of the longest lines are tried as the surface's long sides, and as cross lines.
-const SIDE_CANDIDATES: usize = 14;
-const CROSS_CANDIDATES: usize = 24;
-/// Hypotheses kept for refinement.
-const REFINE_CANDIDATES: usize = 14;
-/// Of those, at most this many per model cross line the image line is read as (first pass).
+/// How many of the longest lines are tried as the surface's long sides, and as
+/// cross lines. A tiled floor or a rail brings dozens of long lines; the cheap
+/// [`spans_between`] test keeps the combinations that are scored few.
+const SIDE_CANDIDATES: usize = 30;
+const CROSS_CANDIDATES: usize = 60;
+/// Samples of a construction edge, at the hypothesis score's spacing, for it to
+/// count in the score where at least half of them hit (a few stray hits are chance).
+const HYPOTHESIS_AGREE_SAMPLES: usize = 5;
+/// Hypotheses refined in one batch.
+const STARTS_PER_BATCH: usize = 14;
+/// Batches tried before the frame is refused: a frame whose first hypotheses all
+/// fail the verdict costs at most this many times a typical one.
+const MAX_START_BATCHES: usize = 3;
+/// Of a batch, at most this many per model cross line the image line is read as (first pass).
 const STARTS_PER_READING: usize = 2;
 /// Model sampling steps along projected edges, px: coarse for scoring
 /// hypotheses, fine for refinement and the final verdict.
@@ -195,6 +215,20 @@ const SAME_POSE_PX: f64 = 3.0;
 const DIFFERENT_POSE_PX: f64 = 10.0;
 /// Spacing of the surface points used to compare poses, mm.
 const PROBE_SPACING_MM: f64 = 50.0;
+/// Cell size of the grid on which two poses' image evidence is compared, px: an
+/// edge point one pose explains counts as explained by the other when it falls
+/// in the same or a neighbouring cell (within 2-4 px, well under
+/// [`DIFFERENT_POSE_PX`], so that rivals are told apart, and above the inlier
+/// distance, so that one edge found by both counts once).
+const EVIDENCE_CELL_PX: f64 = 2.0;
+/// A rival explains nothing the best does not (it is no other reading of the
+/// image, only a poorer fit of part of it) when the edge samples only the best
+/// explains outnumber those only the rival explains by this factor ...
+const DOMINANCE_FACTOR: f64 = 2.0;
+/// ... and are at least this many (a stretch of edge some 15 samples x 3 px long:
+/// a few stray pixels never decide).
+const DOMINANCE_MIN_SAMPLES: usize = 15;
+
 
 /// Thresholds of the verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -258,6 +292,10 @@ pub struct FeatureFit {
     pub inliers: usize,
     /// RMS normal distance of the inliers, px.
     pub rms_px: f64,
+    /// Whether the rules fix the feature ([`ModelEdge::fixed`]). Only those are
+    /// fitted and decide the verdict; a construction feature (at its nominal size)
+    /// is listed to show whether this table is built like that.
+    pub fixed: bool,
 }
 
 /// The stage's output: the camera pose in the board frame and the evidence for it.
@@ -294,11 +332,38 @@ impl BoardPose {
 // ---------------------------------------------------------------------------
 // The localiser.
 
-/// The result of refining one pose.
+/// A pose being fitted with the construction's dimensions and the edges' polarities.
+#[derive(Clone)]
+struct Fit {
+    pose: CameraPose,
+    /// The construction parameters' offsets from nominal, mm ([`BoardModel::params`]).
+    cons: Vec<f64>,
+    /// Per model edge: the sign of its image gradient across it, 0 if not known.
+    polarity: Vec<f32>,
+    polarity_learned: bool,
+}
+
+impl Fit {
+    fn start(pose: CameraPose, model: &BoardModel) -> Fit {
+        Fit { pose, cons: vec![0.0; model.params.len()], polarity: vec![0.0; model.edges.len()], polarity_learned: false }
+    }
+}
+
 struct Refined {
     pose: CameraPose,
+    /// The construction parameters' offsets from nominal, mm ([`BoardModel::params`]).
+    construction: Vec<f64>,
     /// Inlier count times coverage: the score hypotheses are ranked by.
     score: f64,
+    /// The same over the rules-fixed features alone: what a rival pose must match
+    /// to make the frame ambiguous (a free construction dimension can make a
+    /// shifted pose fit a wall or bar top as well as the true one).
+    fixed_score: f64,
+    /// The same over the whole model, the construction at its fitted size
+    /// included: how much of the board as built this reading explains. Two
+    /// readings the rules-fixed features cannot tell apart are told apart by it
+    /// (construction helps choose, never vetoes a reading on its own).
+    whole_score: f64,
     coverage: f64,
     rms_px: f64,
     inliers: usize,
@@ -306,9 +371,13 @@ struct Refined {
     features: Vec<FeatureFit>,
     /// `y` of a straight line across the board that the model does not have.
     phantom_line_mm: Option<f64>,
-    /// Whether some edge that tells the ends apart is confirmed.
-    identified: bool,
+    /// Why the features that tell the board apart do not confirm it, if they do not.
+    unconfirmed: Option<String>,
+    /// The image edge points the fit explains (each inlier sample where its edge
+    /// was found), px: what a rival pose is compared on.
+    evidence: Vec<[f64; 2]>,
 }
+
 
 /// How well the board's edges fit an image at a refined pose ([`Locator::edge_fit`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -346,6 +415,8 @@ pub struct Locator {
     probe_points: Vec<[f64; 3]>,
     /// The best pose of the last run, refused or not (for overlays showing why).
     last_candidate: Option<CameraPose>,
+    /// The construction fitted with it (offsets from nominal, mm), for the overlay.
+    last_construction: Vec<f64>,
 }
 
 impl Locator {
@@ -371,6 +442,7 @@ impl Locator {
             samples: Vec::new(),
             probe_points,
             last_candidate: None,
+            last_construction: Vec::new(),
         }
     }
 
@@ -443,6 +515,7 @@ impl Locator {
         let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
         let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
         let mut samples = std::mem::take(&mut self.samples);
+        let mut tally: Vec<(usize, usize)> = Vec::new();
         for ladder in &self.model.ladders {
             for (i, a) in sides.iter().enumerate() {
                 for (j, b) in sides.iter().enumerate() {
@@ -450,7 +523,7 @@ impl Locator {
                         continue;
                     }
                     for (k, c) in crosses.iter().enumerate() {
-                        if k == i || k == j {
+                        if k == i || k == j || !spans_between(a, b, c) {
                             continue;
                         }
                         for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
@@ -460,12 +533,24 @@ impl Locator {
                             if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
                                 continue;
                             }
-                            sample_model(&self.model, &pose, &cam, SCORE_STEP_PX, &mut samples);
+                            sample_model(&self.model, &pose, &cam, SCORE_STEP_PX, &[], &mut samples);
                             if samples.is_empty() {
                                 continue;
                             }
-                            let hits = samples.iter().filter(|s| self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some()).count();
-                            let score = hits as f64 * hits as f64 / samples.len() as f64;
+                            // The fixed features count; the construction's edges (nominal
+                            // here) only where they agree, never against.
+                            tally.clear();
+                            tally.resize(self.model.edges.len(), (0, 0));
+                            for s in &samples {
+                                let hit = self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some();
+                                tally[s.edge].0 += 1;
+                                tally[s.edge].1 += usize::from(hit);
+                            }
+                            let (n, hits) = self.model.edges.iter().zip(&tally).filter(|(e, t)| e.fixed || (t.0 >= HYPOTHESIS_AGREE_SAMPLES && t.1 * 2 >= t.0)).fold((0usize, 0usize), |(n, h), (_, t)| (n + t.0, h + t.1));
+                            if n == 0 {
+                                continue;
+                            }
+                            let score = hits as f64 * hits as f64 / n as f64;
                             hyps.push((score, pose, yi));
                         }
                     }
@@ -474,52 +559,74 @@ impl Locator {
         }
         self.samples = samples;
         hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
-        // Keep the best distinct hypotheses, a few for every reading of the cross
-        // line: the best overall score alone can favour a board read back to front
-        // (fewer model edges in view, all matched).
+        // Refine the best distinct hypotheses a batch at a time, until one passes
+        // the verdict: a frame whose first hypotheses are all wrong readings (the
+        // lines' score favours long straight edges off the board) gets further ones.
+        let mut tried: Vec<CameraPose> = Vec::new();
+        let mut refined: Vec<Refined> = Vec::new();
+        for _ in 0..MAX_START_BATCHES {
+            let starts = self.pick_starts(&cam, &hyps, &tried);
+            if starts.is_empty() {
+                break;
+            }
+            tried.extend(&starts);
+            for p in starts {
+                if let Some(r) = self.fit(&cam, Fit::start(p, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&cam, f)) {
+                    refined.push(r);
+                }
+            }
+            if refined.iter().any(|r| self.check(r).is_ok()) {
+                break;
+            }
+        }
+        if tried.is_empty() {
+            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
+        }
+        refined.sort_by(|a, b| b.score.total_cmp(&a.score));
+        // Candidates that pass every check on their own compete; the rest only explain a refusal.
+        let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
+        let Some(first) = good.first() else {
+            let Some(r) = bad.first() else {
+                return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });
+            };
+            self.last_candidate = Some(r.pose);
+            self.last_construction = r.construction.clone();
+            return Err(self.check(r).expect_err("a rejected candidate fails a check"));
+        };
+        self.last_candidate = Some(first.pose);
+        self.last_construction = first.construction.clone();
+        // The near readings the search may have missed, then the reading the image supports.
+        let first = first.pose;
+        good.extend(self.shifted_refits(&cam, &first));
+        good.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let best = self.choose(&cam, good)?;
+        self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
+        Ok(self.board_pose(best))
+    }
+
+    /// The next batch of hypotheses to refine: the best-scoring ones that are
+    /// distinct from each other and from those `tried`, a few for every reading
+    /// of the cross line first (the best overall score alone can favour a board
+    /// read back to front: fewer model edges in view, all matched).
+    fn pick_starts(&self, cam: &Camera, hyps: &[(f64, CameraPose, usize)], tried: &[CameraPose]) -> Vec<CameraPose> {
         let mut starts: Vec<CameraPose> = Vec::new();
         let mut per_reading = vec![0usize; self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0)];
         for pass in 0..2 {
-            for (_, p, yi) in &hyps {
-                if starts.len() >= REFINE_CANDIDATES {
+            for (_, p, yi) in hyps {
+                if starts.len() >= STARTS_PER_BATCH {
                     break;
                 }
                 if pass == 0 && per_reading[*yi] >= STARTS_PER_READING {
                     continue;
                 }
-                if starts.iter().all(|q| self.image_distance(&cam, p, q) > SAME_POSE_PX) {
+                if starts.iter().chain(tried).all(|q| self.image_distance(cam, p, q) > SAME_POSE_PX) {
                     starts.push(*p);
                     per_reading[*yi] += 1;
                 }
             }
         }
-        if starts.is_empty() {
-            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
-        }
-        let mut refined: Vec<Refined> = starts.iter().filter_map(|p| self.refine(&cam, *p)).collect();
-        refined.sort_by(|a, b| b.score.total_cmp(&a.score));
-        // Candidates that pass every check on their own compete; the rest only explain a refusal.
-        let (good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
-        let Some(best) = good.first() else {
-            let Some(r) = bad.first() else {
-                return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });
-            };
-            self.last_candidate = Some(r.pose);
-            return Err(self.check(r).expect_err("a rejected candidate fails a check"));
-        };
-        self.last_candidate = Some(best.pose);
-        // A different pose that also passes and scores nearly as well: refuse rather than guess.
-        if let Some(second) = good.iter().skip(1).find(|r| self.image_distance(&cam, &best.pose, &r.pose) > DIFFERENT_POSE_PX) {
-            if second.score >= self.cfg.ambiguity_ratio * best.score {
-                return Err(LocateError::Ambiguous {
-                    best: best.score,
-                    second: second.score,
-                    hint: "the visible part of the board looks the same both ways round; include an end or a distinguishing line".into(),
-                });
-            }
-        }
-        let best = good.into_iter().next().expect("checked above");
-        Ok(self.board_pose(best))
+        starts
     }
 
     /// Largest image distance between where two poses put the surface points
@@ -580,6 +687,7 @@ impl Locator {
             return Err(LocateError::GivenPoseRejected { reason: "the board's edges are not near where it puts them".into() });
         };
         self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
         // The given pose was what failed, not a search: say so, with what disagreed.
         self.check(&best).map_err(|e| match e {
             LocateError::NotFound { reason } | LocateError::PoorFit { reason } => LocateError::GivenPoseRejected { reason },
@@ -594,7 +702,8 @@ impl Locator {
         self.prepare(und)?;
         let mut img = und.image.clone();
         let mut samples = std::mem::take(&mut self.samples);
-        sample_model(&self.model, pose, &und.camera, 2.0, &mut samples);
+        let cons = self.last_construction.clone();
+        sample_model(&self.model, pose, &und.camera, 2.0, &cons, &mut samples);
         for s in &samples {
             let ok = self.grad.search(s.p, s.n, INLIER_PX * 2.0, 0.0).is_some_and(|(o, _)| o.abs() <= INLIER_PX);
             let colour = if ok { opencv::core::Scalar::new(0.0, 255.0, 0.0, 0.0) } else { opencv::core::Scalar::new(0.0, 0.0, 255.0, 0.0) };
@@ -626,7 +735,9 @@ mod tests {
         let d = [q[0] - p[0], q[1] - p[1]];
         let n = d[0].hypot(d[1]);
         let (a, b) = (-d[1] / n, d[0] / n);
-        ImageLine { l: [a, b, -(a * p[0] + b * p[1])], support_px: n }
+        let along = |x: [f64; 2]| x[0] * b - x[1] * a;
+        let (t0, t1) = (along(p), along(q));
+        ImageLine { l: [a, b, -(a * p[0] + b * p[1])], support_px: n, span: [t0.min(t1), t0.max(t1)] }
     }
 
     /// The closed form recovers an exact pose from exact lines.

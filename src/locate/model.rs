@@ -1,4 +1,4 @@
-//! The board model locate fits: every edge the board shows (surface outline, lines, holes, and the construction around it) and what hides what.
+//! The board model locate fits: every edge the board shows (rules-fixed features and the maker's construction), its construction dimensions and what hides what.
 
 use super::*;
 
@@ -21,12 +21,65 @@ pub struct ModelEdge {
     /// Whether the edge tells the board's ends apart (a line, a hole, the gate
     /// bar); the bare outline looks the same turned round.
     pub identifying: bool,
+    /// Whether the rules fix the edge (the surface's outline, lines, holes, the
+    /// partitions' and gate bar's feet). The rest is the maker's construction
+    /// (gutters, rails, walls, the gate bar's height), taken at its nominal size:
+    /// it proposes starting poses and hides what it would hide, and is never
+    /// fitted nor decides the verdict.
+    pub fixed: bool,
     /// For an edge of an upright face (a gate bar block's front, a wall's inner
     /// side): the step across the face to its opposite edge, board mm (down from
     /// a top edge, up from a foot). Seen edge-on, such a face shows neither edge
     /// reliably (`MIN_FACE_PX`).
     pub face_across_mm: Option<[f64; 3]>,
+    /// The construction parameter that is the face's height ([`BoardModel::params`]):
+    /// the step across the face scales with its fitted value. `None`: the face's
+    /// height is fixed at `face_across_mm`.
+    pub face_param: Option<usize>,
+    /// For the foot of an upright face of unknown height (a partition's side, the
+    /// gate bar's front): the face's outward horizontal normal `[x, y]`. The foot
+    /// shows only to a camera on that side; from the other side the face itself,
+    /// however high it is, stands between.
+    pub facing: Option<[f64; 2]>,
+    /// How the edge moves with the construction parameters ([`BoardModel::params`]):
+    /// empty for the rules-fixed features.
+    pub moves: Vec<EdgeMove>,
 }
+
+/// A construction dimension the maker chooses (a gutter's width, a wall's
+/// height): fitted with the pose from its nominal value within its range, and
+/// held near the nominal value by a weak prior where the view does not show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConstructionParam {
+    pub name: &'static str,
+    pub nominal_mm: f64,
+    pub min_mm: f64,
+    pub max_mm: f64,
+    /// Another parameter (its index in [`BoardModel::params`]) this one never
+    /// exceeds: a part built between others stands no higher than they do.
+    pub at_most: Option<usize>,
+}
+
+impl ConstructionParam {
+    /// The prior's standard deviation: an eighth of the range, so the prior is
+    /// negligible against any edge that shows the dimension and decides it where none does.
+    pub(super) fn prior_sigma_mm(&self) -> f64 {
+        0.125 * (self.max_mm - self.min_mm)
+    }
+}
+
+/// How an edge's endpoints `a`, `b` move per millimetre of one construction parameter, board mm.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EdgeMove {
+    pub param: usize,
+    pub a: [f64; 3],
+    pub b: [f64; 3],
+}
+
+/// Most construction parameters a board model has (sizes the fit's fixed arrays).
+pub const MAX_PARAMS: usize = 6;
+/// Unknowns of the fit: the pose's six and the construction's.
+pub(super) const MAX_UNKNOWNS: usize = 6 + MAX_PARAMS;
 
 /// A family of straight edges in one horizontal plane: two long sides
 /// `x = +-half_width` and cross lines at known `y`. Any two sides and one cross
@@ -56,6 +109,8 @@ pub struct BoardModel {
     /// Stretches of `y` where the surface has nothing across it: a straight image
     /// edge across the board there means the pose is wrong (the board read back to front).
     pub clear_spans_mm: Vec<(f64, f64)>,
+    /// The construction dimensions fitted with the pose (at most [`MAX_PARAMS`]).
+    pub params: Vec<ConstructionParam>,
 }
 
 /// Clearance kept around every modelled feature when looking for unexplained lines, mm.
@@ -85,16 +140,37 @@ pub(super) fn clear_spans(len: f64, mut blocked: Vec<(f64, f64)>) -> Vec<(f64, f
 // edge read as its inner one puts the camera 4 % too close). They are outline edges
 // (symmetric, not identifying) and their solids hide what is behind them.
 
-/// The four sides of the horizontal rectangle `lo..hi` at height `z`, as outline edges.
-pub(super) fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi: [f64; 2], z: f64) {
+/// The move of an edge from `a` to `b` per mm of `param`: each endpoint by its own step.
+pub(super) fn mv(param: usize, a: [f64; 3], b: [f64; 3]) -> EdgeMove {
+    EdgeMove { param, a, b }
+}
+
+/// The four sides of the horizontal rectangle `lo..hi` at height `z`, as
+/// construction edges: the rectangle grows outward by a millimetre per
+/// millimetre of each `grow` parameter and rises with each `rise` parameter
+/// (with the given sign).
+pub(super) fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi: [f64; 2], z: f64, grow: &[usize], rise: &[(usize, f64)]) {
     let p = |x: f64, y: f64| BoardPoint3::new(x, y, z);
+    let centre = [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1])];
+    let out = |q: BoardPoint3| [(q.x_mm - centre[0]).signum(), (q.y_mm - centre[1]).signum(), 0.0];
     for (side, a, b) in [
         ("+x", p(hi[0], lo[1]), p(hi[0], hi[1])),
         ("-x", p(lo[0], hi[1]), p(lo[0], lo[1])),
         ("target end", p(lo[0], lo[1]), p(hi[0], lo[1])),
         ("far end", p(hi[0], hi[1]), p(lo[0], hi[1])),
     ] {
-        edges.push(ModelEdge { name: format!("{name} {side}"), shape: EdgeShape::Segment { a, b }, identifying: false, face_across_mm: None });
+        let mut moves: Vec<EdgeMove> = grow.iter().map(|&k| mv(k, out(a), out(b))).collect();
+        moves.extend(rise.iter().map(|&(k, f)| mv(k, [0.0, 0.0, f], [0.0, 0.0, f])));
+        edges.push(ModelEdge {
+            name: format!("{name} {side}"),
+            shape: EdgeShape::Segment { a, b },
+            identifying: false,
+            fixed: false,
+            face_across_mm: None,
+            face_param: None,
+            facing: None,
+            moves,
+        });
     }
 }
 
@@ -104,7 +180,7 @@ impl BoardModel {
         let len = board.surface.length_mm;
         let p = |x: f64, y: f64| BoardPoint3::new(x, y, 0.0);
         let p3 = |x: f64, y: f64, z: f64| BoardPoint3::new(x, y, z);
-        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, face_across_mm: None };
+        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new() };
         let outline = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { identifying: false, ..seg(name, a, b) };
         let mut edges = vec![
             outline("side +x", p(hw, 0.0), p(hw, len)),
@@ -113,6 +189,7 @@ impl BoardModel {
             outline("far end", p(hw, len), p(-hw, len)),
         ];
         let mut ladders = Vec::new();
+        let mut params = Vec::new();
         let mut occluders = Vec::new();
         let mut blocked: Vec<(f64, f64)> = Vec::new();
         let mut key_points = vec![
@@ -139,8 +216,8 @@ impl BoardModel {
                     key_points.push((format!("{name} -x end"), p(-hw, y)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: cross });
-                // The table: the surface slab, the gutter trough `d` deep and `g` wide
-                // all round, and rails beyond it standing `rh` above the surface.
+                // The table at its nominal build: the surface slab, the gutter trough
+                // `d` deep and `g` wide all round, rails beyond it `rh` above the surface.
                 let (g, d) = (s.construction.gutter_width_mm, s.construction.gutter_depth_mm);
                 let (rw, rh, bottom) = (s.construction.rail_width_mm, s.construction.rail_height_mm, -s.construction.table_depth_mm);
                 let (x0, x1) = (hw + g, hw + g + rw);
@@ -149,52 +226,104 @@ impl BoardModel {
                 occluders.push(Occluder { min: [-x1, -g - rw, bottom], max: [-x0, len + g + rw, rh] });
                 occluders.push(Occluder { min: [-x0, -g - rw, bottom], max: [x0, -g, rh] });
                 occluders.push(Occluder { min: [-x0, len + g, bottom], max: [x0, len + g + rw, rh] });
-                box_edges(&mut edges, "surface slab foot", [-hw, 0.0], [hw, len], -d);
-                box_edges(&mut edges, "rail inner top", [-x0, -g], [x0, len + g], rh);
-                box_edges(&mut edges, "rail inner foot", [-x0, -g], [x0, len + g], -d);
-                box_edges(&mut edges, "rail outer top", [-x1, -g - rw], [x1, len + g + rw], rh);
+                // Fitted with the pose: every table has its own (ranges: tables sold and
+                // home-built, from a shallow 40 mm trough to a 130 mm one, rails flush to high).
+                let (pg, pd, prw, prh) = (0, 1, 2, 3);
+                params.push(ConstructionParam { name: "gutter width", nominal_mm: g, min_mm: 40.0, max_mm: 130.0, at_most: None });
+                params.push(ConstructionParam { name: "gutter depth", nominal_mm: d, min_mm: 10.0, max_mm: 120.0, at_most: None });
+                params.push(ConstructionParam { name: "rail width", nominal_mm: rw, min_mm: 20.0, max_mm: 160.0, at_most: None });
+                params.push(ConstructionParam { name: "rail height", nominal_mm: rh, min_mm: 0.0, max_mm: 120.0, at_most: None });
+                box_edges(&mut edges, "surface slab foot", [-hw, 0.0], [hw, len], -d, &[], &[(pd, -1.0)]);
+                box_edges(&mut edges, "rail inner top", [-x0, -g], [x0, len + g], rh, &[pg], &[(prh, 1.0)]);
+                box_edges(&mut edges, "rail inner foot", [-x0, -g], [x0, len + g], -d, &[pg], &[(pd, -1.0)]);
+                box_edges(&mut edges, "rail outer top", [-x1, -g - rw], [x1, len + g + rw], rh, &[pg, prw], &[(prh, 1.0)]);
             }
             Layout::Sjoelbak(s) => {
+                // The walls at their nominal build.
                 let wh = s.construction.wall_height_mm;
                 let (t, fl) = (s.construction.wall_thickness_mm, s.construction.floor_board_thickness_mm);
-                edges.push(outline("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh)));
-                edges.push(outline("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh)));
-                // The top of the back wall's inner face.
-                edges.push(ModelEdge { face_across_mm: Some([0.0, 0.0, -wh]), ..seg("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh)) });
-                // The walls' outer top edges and feet, the far end's faces (floor board and wall ends).
-                edges.push(outline("side +x wall outer top", p3(hw + t, -t, wh), p3(hw + t, len, wh)));
-                edges.push(outline("side -x wall outer top", p3(-hw - t, len, wh), p3(-hw - t, -t, wh)));
-                edges.push(outline("back wall outer top", p3(hw + t, -t, wh), p3(-hw - t, -t, wh)));
-                edges.push(outline("side +x wall outer foot", p3(hw + t, -t, -fl), p3(hw + t, len, -fl)));
-                edges.push(outline("side -x wall outer foot", p3(-hw - t, len, -fl), p3(-hw - t, -t, -fl)));
-                edges.push(outline("back wall outer foot", p3(hw + t, -t, -fl), p3(-hw - t, -t, -fl)));
-                edges.push(outline("far end foot", p3(-hw - t, len, -fl), p3(hw + t, len, -fl)));
-                for x in [hw, hw + t, -hw, -hw - t] {
-                    edges.push(outline(&format!("wall end at x = {x}"), p3(x, len, -fl), p3(x, len, wh)));
+                let built = |name: &str, a: BoardPoint3, b: BoardPoint3, moves: Vec<EdgeMove>| ModelEdge { identifying: false, fixed: false, moves, ..seg(name, a, b) };
+                // Fitted with the pose (ranges: toy boxes to heavy club boards). The
+                // partitions and the gate bar are built in between the walls and stand no
+                // higher than they do (`board::Construction` gives the gate bar the walls'
+                // height; partitions are low enough for a disc to rest on): a bar fitted
+                // above the walls is the fit trading its height against the pose (a
+                // bridged bar read 143 mm high behind 58 mm walls, varied scene 18).
+                let (pwh, pt, pfl, pph, pgh) = (0, 1, 2, 3, 4);
+                params.push(ConstructionParam { name: "wall height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0, at_most: None });
+                params.push(ConstructionParam { name: "wall thickness", nominal_mm: t, min_mm: 5.0, max_mm: 60.0, at_most: None });
+                params.push(ConstructionParam { name: "floor board thickness", nominal_mm: fl, min_mm: 0.0, max_mm: 80.0, at_most: None });
+                params.push(ConstructionParam { name: "partition height", nominal_mm: s.construction.partition_height_mm, min_mm: 3.0, max_mm: 60.0, at_most: Some(pwh) });
+                params.push(ConstructionParam { name: "gate bar height", nominal_mm: wh, min_mm: 10.0, max_mm: 150.0, at_most: Some(pwh) });
+                let (up, down) = ([0.0, 0.0, 1.0], [0.0, 0.0, -1.0]);
+                let rise = |k: usize| vec![mv(k, up, up)];
+                // The surface's sides and back end are the feet of the walls' inner faces.
+                for e in edges.iter_mut().take(3) {
+                    e.face_across_mm = Some([0.0, 0.0, wh]);
+                    e.face_param = Some(pwh);
+                }
+                let wall_top = |e: ModelEdge| ModelEdge { face_across_mm: Some([0.0, 0.0, -wh]), face_param: Some(pwh), ..e };
+                edges.push(wall_top(built("side +x wall top", p3(hw, 0.0, wh), p3(hw, len, wh), rise(pwh))));
+                edges.push(wall_top(built("side -x wall top", p3(-hw, len, wh), p3(-hw, 0.0, wh), rise(pwh))));
+                edges.push(wall_top(built("back wall top", p3(-hw, 0.0, wh), p3(hw, 0.0, wh), rise(pwh))));
+                for sx in [1.0, -1.0] {
+                    let (xo, ys) = (sx * (hw + t), if sx > 0.0 { [-t, len] } else { [len, -t] });
+                    let thick = |y: f64| [sx, if y < 0.0 { -1.0 } else { 0.0 }, 0.0];
+                    let side = if sx > 0.0 { "+x" } else { "-x" };
+                    let (a, b) = (thick(ys[0]), thick(ys[1]));
+                    edges.push(built(&format!("side {side} wall outer top"), p3(xo, ys[0], wh), p3(xo, ys[1], wh), vec![mv(pt, a, b), mv(pwh, up, up)]));
+                    edges.push(built(&format!("side {side} wall outer foot"), p3(xo, ys[0], -fl), p3(xo, ys[1], -fl), vec![mv(pt, a, b), mv(pfl, down, down)]));
+                }
+                let (back_a, back_b) = ([1.0, -1.0, 0.0], [-1.0, -1.0, 0.0]);
+                edges.push(built("back wall outer top", p3(hw + t, -t, wh), p3(-hw - t, -t, wh), vec![mv(pt, back_a, back_b), mv(pwh, up, up)]));
+                edges.push(built("back wall outer foot", p3(hw + t, -t, -fl), p3(-hw - t, -t, -fl), vec![mv(pt, back_a, back_b), mv(pfl, down, down)]));
+                edges.push(built("far end foot", p3(-hw - t, len, -fl), p3(hw + t, len, -fl), vec![mv(pt, [-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]), mv(pfl, down, down)]));
+                for (x, outer) in [(hw, false), (hw + t, true), (-hw, false), (-hw - t, true)] {
+                    let mut moves = vec![mv(pfl, down, [0.0; 3]), mv(pwh, [0.0; 3], up)];
+                    if outer {
+                        moves.push(mv(pt, [x.signum(), 0.0, 0.0], [x.signum(), 0.0, 0.0]));
+                    }
+                    edges.push(built(&format!("wall end at x = {x}"), p3(x, len, -fl), p3(x, len, wh), moves));
                 }
                 for x in [hw, -hw] {
                     let xo = x + t * x.signum();
-                    edges.push(outline(&format!("wall end top at x = {x}"), p3(x, len, wh), p3(xo, len, wh)));
+                    edges.push(built(&format!("wall end top at x = {x}"), p3(x, len, wh), p3(xo, len, wh), vec![mv(pwh, up, up), mv(pt, [0.0; 3], [x.signum(), 0.0, 0.0])]));
                 }
                 for x in [hw + t, -hw - t] {
-                    edges.push(outline(&format!("back corner at x = {x}"), p3(x, -t, -fl), p3(x, -t, wh)));
+                    let out = [x.signum(), -1.0, 0.0];
+                    edges.push(built(&format!("back corner at x = {x}"), p3(x, -t, -fl), p3(x, -t, wh), vec![mv(pt, out, out), mv(pfl, down, [0.0; 3]), mv(pwh, [0.0; 3], up)]));
                 }
                 occluders.push(Occluder { min: [-hw, 0.0, -fl], max: [hw, len, 0.0] });
                 occluders.push(Occluder { min: [hw, -t, -fl], max: [hw + t, len, wh] });
                 occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [-hw, len, wh] });
                 occluders.push(Occluder { min: [-hw - t, -t, -fl], max: [hw + t, 0.0, wh] });
-                // The partitions: low dividers from the back wall to the gate bar.
-                let (ph, half) = (s.construction.partition_height_mm, s.partition_width_mm / 2.0);
+                let ph = s.construction.partition_height_mm;
                 for x in s.partitions() {
+                    let half = s.partition_width_mm / 2.0;
                     occluders.push(Occluder { min: [x - half, 0.0, 0.0], max: [x + half, s.gate_back_mm, ph] });
                     for xx in [x - half, x + half] {
-                        edges.push(outline(&format!("partition top at x = {xx}"), p3(xx, 0.0, ph), p3(xx, s.gate_back_mm, ph)));
-                        edges.push(outline(&format!("partition foot at x = {xx}"), p3(xx, 0.0, 0.0), p3(xx, s.gate_back_mm, 0.0)));
+                        edges.push(ModelEdge { identifying: true, face_across_mm: Some([0.0, 0.0, -ph]), face_param: Some(pph), ..built(&format!("partition top at x = {xx}"), p3(xx, 0.0, ph), p3(xx, s.gate_back_mm, ph), rise(pph)) });
                     }
                 }
-                // The gate bar: blocks between the openings, as high as the walls.
+                ladders.push(Ladder { z_mm: wh, half_width_mm: hw, cross_lines_mm: vec![0.0, s.gate_back_mm, s.gate_front_mm] });
+                ladders.push(Ladder { z_mm: wh, half_width_mm: hw + t, cross_lines_mm: vec![-t] });
+                ladders.push(Ladder { z_mm: -fl, half_width_mm: hw + t, cross_lines_mm: vec![-t, len] });
+                // The partitions' feet: what the rules fix of them is where they stand.
+                let half = s.partition_width_mm / 2.0;
+                for x in s.partitions() {
+                    for (xx, out) in [(x - half, -1.0), (x + half, 1.0)] {
+                        edges.push(ModelEdge {
+                            facing: Some([out, 0.0]),
+                            face_across_mm: Some([0.0, 0.0, s.construction.partition_height_mm]),
+                            face_param: Some(pph),
+                            ..seg(&format!("partition foot at x = {xx}"), p(xx, 0.0), p(xx, s.gate_back_mm))
+                        });
+                    }
+                }
+                // The gate bar's feet: its front and back faces between the openings and the
+                // openings' sides, all on the surface. How it is built above (blocks, a bridged
+                // bar, its height) is the maker's choice.
                 let (gb, gf) = (s.gate_back_mm, s.gate_front_mm);
-                // Compartments, partitions and the gate bar: everything up to the bar's front.
                 blocked.push((0.0, gf));
                 let mut xs = vec![-hw];
                 for c in &s.compartments {
@@ -208,16 +337,16 @@ impl BoardModel {
                         continue;
                     }
                     occluders.push(Occluder { min: [x0, gb, 0.0], max: [x1, gf, wh] });
-                    let (up, down) = (Some([0.0, 0.0, wh]), Some([0.0, 0.0, -wh]));
-                    edges.push(ModelEdge { face_across_mm: up, ..seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)) });
-                    edges.push(ModelEdge { face_across_mm: up, ..seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)) });
-                    edges.push(ModelEdge { face_across_mm: down, ..seg(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh)) });
-                    // Its top face against the surface beyond it: often the same wood in the same light.
-                    edges.push(ModelEdge { face_across_mm: down, ..outline(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh)) });
-                    for x in [x0, x1] {
+                    let down = Some([0.0, 0.0, -wh]);
+                    edges.push(ModelEdge { face_across_mm: down, face_param: Some(pgh), identifying: true, ..built(&format!("gate bar {i} front top"), p3(x1, gf, wh), p3(x0, gf, wh), rise(pgh)) });
+                    edges.push(ModelEdge { face_across_mm: down, face_param: Some(pgh), identifying: true, ..built(&format!("gate bar {i} back top"), p3(x0, gb, wh), p3(x1, gb, wh), rise(pgh)) });
+                    let face = Some([0.0, 0.0, wh]);
+                    edges.push(ModelEdge { facing: Some([0.0, 1.0]), face_across_mm: face, face_param: Some(pgh), ..seg(&format!("gate bar {i} front foot"), p(x1, gf), p(x0, gf)) });
+                    edges.push(ModelEdge { facing: Some([0.0, -1.0]), face_across_mm: face, face_param: Some(pgh), ..seg(&format!("gate bar {i} back foot"), p(x0, gb), p(x1, gb)) });
+                    for (x, out) in [(x0, -1.0), (x1, 1.0)] {
                         if x.abs() < hw - 1e-9 {
-                            edges.push(ModelEdge { face_across_mm: down, ..seg(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh)) });
-                            edges.push(seg(&format!("gate bar {i} front corner at x = {x}"), p3(x, gf, 0.0), p3(x, gf, wh)));
+                            edges.push(ModelEdge { facing: Some([out, 0.0]), face_across_mm: face, face_param: Some(pgh), ..seg(&format!("gate bar {i} foot at x = {x}"), p(x, gb), p(x, gf)) });
+                            edges.push(ModelEdge { face_across_mm: down, face_param: Some(pgh), identifying: true, ..built(&format!("gate bar {i} top end at x = {x}"), p3(x, gb, wh), p3(x, gf, wh), rise(pgh)) });
                         }
                     }
                 }
@@ -225,22 +354,33 @@ impl BoardModel {
                     key_points.push((format!("gate {} centre", c.value), p(c.x_mm, gf)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, gb, gf, len] });
-                ladders.push(Ladder { z_mm: wh, half_width_mm: hw, cross_lines_mm: vec![0.0, gb, gf] });
-                // The walls' outer edges, the strongest lines in view (wall against the floor).
-                ladders.push(Ladder { z_mm: wh, half_width_mm: hw + t, cross_lines_mm: vec![-t] });
-                ladders.push(Ladder { z_mm: -fl, half_width_mm: hw + t, cross_lines_mm: vec![-t, len] });
             }
             Layout::Washer(w) => {
                 for h in &w.holes {
                     blocked.push((h.y_mm - h.radius(), h.y_mm + h.radius()));
                     let name = format!("hole {} at ({}, {})", h.value, h.x_mm, h.y_mm);
-                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, face_across_mm: None });
+                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new() });
                     key_points.push((format!("{name} centre"), p(h.x_mm, h.y_mm)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, len] });
             }
         }
-        BoardModel { edges, ladders, occluders, key_points, clear_spans_mm: clear_spans(len, blocked) }
+        debug_assert!(params.len() <= MAX_PARAMS);
+        BoardModel { edges, ladders, occluders, key_points, clear_spans_mm: clear_spans(len, blocked), params }
+    }
+
+    /// Segment `a`-`b` of `edge` with the construction parameters `cons` mm off
+    /// their nominal values (missing entries count as nominal).
+    pub(super) fn segment_at(edge: &ModelEdge, a: BoardPoint3, b: BoardPoint3, cons: &[f64]) -> (BoardPoint3, BoardPoint3) {
+        let (mut a, mut b) = (pt(a), pt(b));
+        for m in &edge.moves {
+            let c = cons.get(m.param).copied().unwrap_or(0.0);
+            for i in 0..3 {
+                a[i] += c * m.a[i];
+                b[i] += c * m.b[i];
+            }
+        }
+        (BoardPoint3::new(a[0], a[1], a[2]), BoardPoint3::new(b[0], b[1], b[2]))
     }
 
     /// Whether the board itself hides board point `x` from a camera at `eye`.

@@ -110,6 +110,7 @@ pub fn locate_from_points(board: &Board, camera: &Camera, points: &[Corresponden
             samples: 1,
             inliers: usize::from(e <= cfg.max_points_rms_px),
             rms_px: e,
+            fixed: true,
         });
     }
     let rms = (ss / points.len() as f64).sqrt();

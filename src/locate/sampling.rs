@@ -60,6 +60,12 @@ impl Gradients {
     /// The image edge along the normal through `p`: offset (px, along `n`) and
     /// signed strength. `polarity` 0 accepts either sign.
     pub(super) fn search(&self, p: [f64; 2], n: [f64; 2], range: f64, polarity: f32) -> Option<(f64, f32)> {
+        self.search_in(p, n, (-range, range), polarity)
+    }
+
+    /// [`Gradients::search`] over the offsets `lo..=hi` along `n` only, px.
+    pub(super) fn search_in(&self, p: [f64; 2], n: [f64; 2], (lo, hi): (f64, f64), polarity: f32) -> Option<(f64, f32)> {
+        let range = lo.abs().max(hi.abs());
         let k = (range / SEARCH_STEP_PX).ceil() as i32;
         let len = (2 * k + 3) as usize;
         if len > MAX_SEARCH_SAMPLES {
@@ -73,7 +79,11 @@ impl Gradients {
             vals[j] = if polarity == 0.0 { g.abs() } else { g * polarity };
         }
         let vals = &vals[..len];
-        let strongest = vals[1..vals.len() - 1].iter().cloned().fold(f32::MIN, f32::max);
+        let within = |i: usize| {
+            let off = (i as i32 - (k + 1)) as f64 * SEARCH_STEP_PX;
+            off >= lo - 0.5 * SEARCH_STEP_PX && off <= hi + 0.5 * SEARCH_STEP_PX
+        };
+        let strongest = (1..vals.len() - 1).filter(|&i| within(i)).map(|i| vals[i]).fold(f32::MIN, f32::max);
         if strongest < EDGE_MIN_GRADIENT {
             return None;
         }
@@ -86,7 +96,7 @@ impl Gradients {
             let denom = a - 2.0 * b + c;
             let frac = if denom < 0.0 { (0.5 * (a - c) / denom) as f64 } else { 0.0 };
             let off = ((i as i32 - (k + 1)) as f64 + frac.clamp(-0.5, 0.5)) * SEARCH_STEP_PX;
-            if off.abs() > range {
+            if off < lo || off > hi {
                 continue;
             }
             if best.map_or(true, |(o, _)| off.abs() < o.abs()) {
@@ -103,10 +113,35 @@ impl Gradients {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Sample {
     pub(super) edge: usize,
+    /// Where along a segment edge the sample lies (0 at `a`, 1 at `b`, in 3D).
+    pub(super) t: f64,
     /// Camera-frame point.
     pub(super) xc: [f64; 3],
     pub(super) p: [f64; 2],
     pub(super) n: [f64; 2],
+    /// For an edge of an upright face: where the face's other edge (its top from
+    /// a foot, its foot from a top) is imaged, as a signed offset along `n`, px,
+    /// at the fitted height. NaN for other edges.
+    pub(super) partner_px: f64,
+}
+
+impl Sample {
+    /// The stretch of the normal (offsets from, to; px) in which this sample looks
+    /// for its image edge, at most `range` either way. A face's two edges are
+    /// the face's image height apart; where that is within the search, the foot
+    /// would latch onto the top (or the top onto the foot) whenever its own edge
+    /// is faint (a foot in its face's shadow), and the fit would trade the pose
+    /// against the face's height. Each looks only on its own side of the midpoint.
+    pub(super) fn window(&self, range: f64) -> (f64, f64) {
+        let q = self.partner_px;
+        if q.is_nan() {
+            (-range, range)
+        } else if q > 0.0 {
+            (-range, range.min(0.5 * q))
+        } else {
+            (-range.min(-0.5 * q), range)
+        }
+    }
 }
 
 pub(super) fn inside(p: [f64; 2], w: f64, h: f64) -> bool {
@@ -114,9 +149,16 @@ pub(super) fn inside(p: [f64; 2], w: f64, h: f64) -> bool {
 }
 
 /// Points along every model edge, `step` px apart in the image, with their image normals.
-pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, out: &mut Vec<Sample>) {
+/// `cons`: the construction parameters' offsets from nominal, mm (empty: nominal).
+pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
     out.clear();
-    sample_edges(model, pose, cam, step, out);
+    sample_edges(model, pose, cam, step, cons, out);
+    let eye = pose.centre();
+    out.retain(|s| {
+        let e = &model.edges[s.edge];
+        let (Some(n), EdgeShape::Segment { a, .. }) = (e.facing, e.shape) else { return true };
+        n[0] * (eye.x_mm - a.x_mm) + n[1] * (eye.y_mm - a.y_mm) > 0.0
+    });
     if !model.occluders.is_empty() {
         // Back to board coordinates to test the ray to the camera against the board's own boxes.
         let eye = pt(pose.centre());
@@ -130,11 +172,12 @@ pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
     }
 }
 
-pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, out: &mut Vec<Sample>) {
+pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
     let (w, h) = (cam.image_width as f64, cam.image_height as f64);
     for (ei, e) in model.edges.iter().enumerate() {
         match e.shape {
             EdgeShape::Segment { a, b } => {
+                let (a, b) = BoardModel::segment_at(e, a, b, cons);
                 let (mut ac, mut bc) = (pose.to_camera(a), pose.to_camera(b));
                 // Clip to the part in front of the camera.
                 if ac[2] <= NEAR_MM && bc[2] <= NEAR_MM {
@@ -185,7 +228,16 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                     let xc = [ac[0] + t * (bc[0] - ac[0]), ac[1] + t * (bc[1] - ac[1]), ac[2] + t * (bc[2] - ac[2])];
                     if let Some(p) = project(cam, xc) {
                         if inside(p, w, h) {
-                            out.push(Sample { edge: ei, xc, p, n });
+                            // The 3D parameter along the unclipped segment.
+                            let (a0, b0) = (pose.to_camera(a), pose.to_camera(b));
+                            let d3 = sub3(b0, a0);
+                            let t3 = dot3(sub3(xc, a0), d3) / dot3(d3, d3).max(1e-12);
+                            // The face's other edge, at the fitted height.
+                            let partner_px = face_step(model, e, cons).map_or(f64::NAN, |d| {
+                                let x = [a.x_mm + t3 * (b.x_mm - a.x_mm) + d[0], a.y_mm + t3 * (b.y_mm - a.y_mm) + d[1], a.z_mm + t3 * (b.z_mm - a.z_mm) + d[2]];
+                                project(cam, pose.to_camera(BoardPoint3::new(x[0], x[1], x[2]))).map_or(f64::NAN, |q| n[0] * (q[0] - p[0]) + n[1] * (q[1] - p[1]))
+                            });
+                            out.push(Sample { edge: ei, t: t3, xc, p, n, partner_px });
                         }
                     }
                 }
@@ -212,9 +264,19 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                     if n[0] * (p[0] - pc[0]) + n[1] * (p[1] - pc[1]) < 0.0 {
                         n = [-n[0], -n[1]];
                     }
-                    out.push(Sample { edge: ei, xc, p, n });
+                    out.push(Sample { edge: ei, t: 0.0, xc, p, n, partner_px: f64::NAN });
                 }
             }
         }
     }
+}
+
+/// The step across edge `e`'s upright face to its other edge, board mm, at the
+/// fitted height (`cons`: offsets from nominal); `None` if `e` is no face's edge.
+pub(super) fn face_step(model: &BoardModel, e: &ModelEdge, cons: &[f64]) -> Option<[f64; 3]> {
+    let across = e.face_across_mm?;
+    let Some(k) = e.face_param else { return Some(across) };
+    let p = &model.params[k];
+    let scale = (p.nominal_mm + cons.get(k).copied().unwrap_or(0.0)) / p.nominal_mm;
+    Some(across.map(|v| v * scale))
 }

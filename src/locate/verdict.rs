@@ -1,6 +1,22 @@
-//! Whether a refined pose is the board: the features that must confirm, the checks and their reasons.
+//! Whether a fitted pose is the board: coverage, the features that must confirm, ambiguity evidence, the checks and their reasons.
 
 use super::*;
+
+/// The image edge points `a` explains that `b` does not, and those `b` explains that `a` does not.
+pub(super) fn evidence_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, usize) {
+    use std::collections::HashSet;
+    let cell = |p: &[f64; 2]| ((p[0] / EVIDENCE_CELL_PX).floor() as i64, (p[1] / EVIDENCE_CELL_PX).floor() as i64);
+    let grid = |pts: &[[f64; 2]]| pts.iter().map(cell).collect::<HashSet<_>>();
+    let only = |pts: &[[f64; 2]], other: &HashSet<(i64, i64)>| {
+        pts.iter()
+            .filter(|p| {
+                let (x, y) = cell(p);
+                !(-1..=1).any(|dx| (-1..=1).any(|dy| other.contains(&(x + dx, y + dy))))
+            })
+            .count()
+    };
+    (only(a, &grid(b)), only(b, &grid(a)))
+}
 
 impl Locator {
     /// The first `y` in the model's clear spans where the image shows a straight
@@ -55,6 +71,77 @@ impl Locator {
         None
     }
 
+    /// Share of the surface's long sides in view where the surface is what lies
+    /// just inside the edge. The rules fix the surface and where it ends; around it
+    /// each maker builds differently (gutters, rails, walls), and those outlines run
+    /// parallel to the sides. A pose caught on one of them has a band of gutter,
+    /// rail or wall just inside its "side" instead of the surface further in.
+    /// Each sample compares the colour [`STRIP_PX`] inside and outside the edge
+    /// with the surface's colour [`INTERIOR_MM`] further in: the inside must be the
+    /// nearer. `None` when the sides are not seen at length.
+    pub(super) fn surface_inside_share(&self, cam: &Camera, pose: &CameraPose) -> Option<f64> {
+        // Just off the edge, past its blur.
+        const STRIP_PX: f64 = 3.0 * BLUR_SIGMA_PX;
+        // Far enough in to be past any gutter, rail or wall band a wrong pose could
+        // take for the edge, near enough to share its light; less than a quarter of
+        // the narrowest board.
+        const INTERIOR_MM: f64 = 60.0;
+        const MIN_SAMPLES: usize = 20;
+        let Some(ladder) = self.model.ladders.first() else { return None };
+        let hw = ladder.half_width_mm;
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let len = self.model.key_points.iter().map(|(_, p)| p.y_mm).fold(0.0f64, f64::max);
+        let colour = |p: [f64; 2]| -> Option<[f64; 3]> {
+            if !inside(p, w, h) {
+                return None;
+            }
+            let v = self.blurred.at_2d::<opencv::core::Vec3b>(p[1].round() as i32, p[0].round() as i32).ok()?;
+            Some([v[0] as f64, v[1] as f64, v[2] as f64])
+        };
+        let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        // Each side's foot of a wall is judged on its own: a pose that reads a wall's
+        // top as its foot has the wall's face just inside that side, and the other
+        // side (seen from across the board, its foot against the surface) must not
+        // carry it. Sides that are no wall's foot are judged together.
+        let wall_feet = self.model.edges.iter().take(2).all(|e| e.face_across_mm.is_some_and(|d| d[2] > 0.0));
+        let (mut seen, mut inside_nearer) = (0usize, 0usize);
+        let mut worst_side: Option<f64> = None;
+        let eye = pt(pose.centre());
+        let rows = (len / PROBE_SPACING_MM * 4.0).ceil().max(1.0) as usize;
+        for sign in [1.0, -1.0] {
+            let (seen0, nearer0) = (seen, inside_nearer);
+            for i in 0..=rows {
+                let y = len * i as f64 / rows as f64;
+                // A foot the wall itself hides (seen from outside) shows nothing of it.
+                if wall_feet && self.model.hidden([sign * hw, y, 0.0], eye) {
+                    continue;
+                }
+                let edge = project(cam, pose.to_camera(BoardPoint3::new(sign * hw, y, 0.0)));
+                let far = project(cam, pose.to_camera(BoardPoint3::new(sign * (hw - INTERIOR_MM), y, 0.0)));
+                let (Some(e), Some(f)) = (edge, far) else { continue };
+                let d = [f[0] - e[0], f[1] - e[1]];
+                let l = d[0].hypot(d[1]);
+                if l < 2.0 * STRIP_PX {
+                    continue;
+                }
+                let n = [d[0] / l, d[1] / l];
+                let at = |k: f64| colour([e[0] + k * n[0], e[1] + k * n[1]]);
+                let (Some(cin), Some(cout), Some(cfar)) = (at(STRIP_PX), at(-STRIP_PX), colour(f)) else { continue };
+                seen += 1;
+                inside_nearer += usize::from(dist(cin, cfar) < dist(cout, cfar));
+            }
+            let (n, k) = (seen - seen0, inside_nearer - nearer0);
+            if wall_feet && n >= MIN_SAMPLES {
+                let share = k as f64 / n as f64;
+                worst_side = Some(worst_side.map_or(share, |w: f64| w.min(share)));
+            }
+        }
+        if worst_side.is_some() {
+            return worst_side;
+        }
+        (seen >= MIN_SAMPLES).then(|| inside_nearer as f64 / seen as f64)
+    }
+
     /// The checks a pose must pass on its own.
     pub(super) fn check(&self, best: &Refined) -> Result<(), LocateError> {
         let cfg = &self.cfg;
@@ -72,10 +159,8 @@ impl Locator {
                 ),
             });
         }
-        if !best.identified {
-            return Err(LocateError::NotFound {
-                reason: "the board's outline fits but its lines, holes or gate bar do not confirm it (absent, hidden, or the pose is wrong)".into(),
-            });
+        if let Some(why) = &best.unconfirmed {
+            return Err(LocateError::NotFound { reason: format!("the board's outline fits but {why} (absent, hidden, or the pose is wrong)") });
         }
         if let Some(y) = best.phantom_line_mm {
             return Err(LocateError::NotFound {
@@ -96,16 +181,180 @@ impl Locator {
         Ok(())
     }
 
-}
-
-/// Whether sample `s` of edge `e` lies on an upright face seen edge-on: one
-/// narrower in the image than [`MIN_FACE_PX`] at the sample.
-pub(super) fn on_edge_on_face(e: &ModelEdge, pose: &CameraPose, cam: &Camera, s: &Sample) -> bool {
-    let Some(across) = e.face_across_mm else { return false };
-    // Back to board coordinates, then across the face and into the image again.
-    let r = pose.rotation;
-    let d = sub3(s.xc, pose.translation);
-    let x = [0, 1, 2].map(|j| r[0][j] * d[0] + r[1][j] * d[1] + r[2][j] * d[2]);
-    let far = BoardPoint3::new(x[0] + across[0], x[1] + across[1], x[2] + across[2]);
-    project(cam, pose.to_camera(far)).is_some_and(|q| (s.n[0] * (q[0] - s.p[0]) + s.n[1] * (q[1] - s.p[1])).abs() < MIN_FACE_PX)
+    /// The verdict's measurements at a fitted pose: coverage, inliers, sigma,
+    /// per-feature fits and whether the ends are told apart.
+    pub(super) fn verdict(&mut self, cam: &Camera, fit: Fit) -> Option<Refined> {
+        let n_edges = self.model.edges.len();
+        let params = &self.model.params;
+        let Fit { pose, cons, polarity, .. } = fit;
+        let mut samples = std::mem::take(&mut self.samples);
+        // The verdict's measurements at the final pose, over the fixed features.
+        sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &cons, &mut samples);
+        // Samples on a face seen edge-on are left out: there the face's two edges
+        // are one in the image, and either may be the one found ([`MIN_FACE_PX`]).
+        samples.retain(|s| !(s.partner_px.abs() < MIN_FACE_PX));
+        let total = samples.iter().filter(|s| self.model.edges[s.edge].fixed).count();
+        let mut per: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); n_edges];
+        // (samples, inliers) of the identifying edges that can tell: not on a face seen edge-on.
+        let mut per_id: Vec<(usize, usize)> = vec![(0, 0); n_edges];
+        let (mut inl, mut ss) = (0usize, 0.0f64);
+        let mut evidence = Vec::new();
+        // The information of every inlier (construction edges too: fitted, they
+        // constrain the pose as much as their dimensions leave free).
+        let unknowns = 6 + params.len();
+        let mut jtj = [[0.0f64; MAX_UNKNOWNS]; MAX_UNKNOWNS];
+        // The information of the rules-fixed identifying features alone (lines, holes,
+        // gate openings): whether they pin the pose without the outline.
+        let mut jtj_id = [[0.0f64; 6]; 6];
+        for s in &samples {
+            per[s.edge].0 += 1;
+            let edge = &self.model.edges[s.edge];
+            let judged = edge.identifying;
+            per_id[s.edge].0 += usize::from(judged);
+            let Some((off, _)) = self.grad.search_in(s.p, s.n, s.window(INLIER_PX * 2.0), polarity[s.edge]) else { continue };
+            if off.abs() > INLIER_PX {
+                continue;
+            }
+            per_id[s.edge].1 += usize::from(judged);
+            evidence.push((s.edge, [s.p[0] + off * s.n[0], s.p[1] + off * s.n[1]]));
+            per[s.edge].1 += 1;
+            per[s.edge].2 += off * off;
+            if edge.fixed {
+                inl += 1;
+                ss += off * off;
+            }
+            let j = normal_jacobian(cam, &self.model, &pose, s);
+            for a in 0..unknowns {
+                for b in 0..unknowns {
+                    jtj[a][b] += j[a] * j[b];
+                }
+            }
+            if edge.fixed && edge.identifying {
+                for a in 0..6 {
+                    for b in 0..6 {
+                        jtj_id[a][b] += j[a] * j[b];
+                    }
+                }
+            }
+        }
+        for (i, p) in params.iter().enumerate() {
+            jtj[6 + i][6 + i] += 1.0 / p.prior_sigma_mm().powi(2);
+        }
+        if total == 0 || inl < 6 {
+            self.samples = samples;
+            return None;
+        }
+        let rms = (ss / inl as f64).sqrt();
+        // Construction edges count where they agree (seen at length and confirmed),
+        // never against: another maker's build is no evidence against the pose.
+        let (agree_samples, agree_inliers) = self
+            .model
+            .edges
+            .iter()
+            .zip(&per)
+            .filter(|(e, p)| !e.fixed && p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)
+            .fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
+        let coverage = (inl + agree_inliers) as f64 / (total + agree_samples) as f64;
+        samples.retain(|s| self.model.edges[s.edge].fixed);
+        let sigma_mm = match marginal_pose_information(&jtj, params.len()) {
+            Some(info) => position_sigma(cam, &pose, &info, rms.max(0.05), &samples),
+            None => f64::INFINITY,
+        };
+        let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), &samples);
+        self.samples = samples;
+        let features = self
+            .model
+            .edges
+            .iter()
+            .zip(&per)
+            .filter(|(_, p)| p.0 > 0)
+            .map(|(e, p)| FeatureFit {
+                feature: e.name.clone(),
+                samples: p.0,
+                inliers: p.1,
+                rms_px: if p.1 > 0 { (p.2 / p.1 as f64).sqrt() } else { f64::NAN },
+                fixed: e.fixed,
+            })
+            .collect();
+        let phantom_line_mm = self.phantom_line(cam, &pose);
+        // The identifying features must be seen over a fair stretch and mostly
+        // match, and nearly every one seen at length must be confirmed: a wrong
+        // pose can still fit the long outline and a few gate-bar edges, never all.
+        // (Samples on a face seen edge-on are left out: [`MIN_FACE_PX`].)
+        const MIN_IDENTIFYING_INLIERS: usize = 15;
+        const MIN_IDENTIFYING_COVERAGE: f64 = 0.5;
+        const SEEN_AT_LENGTH: usize = 20;
+        const CONFIRMED_COVERAGE: f64 = 0.3;
+        const MIN_CONFIRMED_SHARE: f64 = 0.75;
+        // A construction edge (at its nominal size) helps where it agrees and is
+        // left out where it does not: another maker's build must not veto.
+        // A foot of an upright face (a partition's, the gate bar's) may lie in its
+        // face's own shadow, dark on dark: it counts in the coverage, and is not
+        // one of the features that must each confirm.
+        let foot = |e: &ModelEdge| e.face_across_mm.is_some_and(|d| d[2] > 0.0);
+        let ids: Vec<(&ModelEdge, &(usize, usize))> = self
+            .model
+            .edges
+            .iter()
+            .zip(&per_id)
+            .filter(|(e, p)| e.identifying && (e.fixed || (p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)))
+            .collect();
+        let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
+        // The rules-fixed ones alone (lines, holes, the partitions' and gate bar's feet):
+        // a foot may lie in its face's shadow, one by one, but a reading whose feet
+        // nearly all fail is confirmed only by tops of free height, which a pose
+        // shifted along the board with the heights changed matches as well (own
+        // scene 22: 14 % of its feet's samples; right readings on the fixtures >= 28 %).
+        const MIN_FIXED_IDENTIFYING_SHARE: f64 = 0.25;
+        let (fixed_id_samples, fixed_id_inliers) = ids.iter().filter(|(e, _)| e.fixed).fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
+        let long: Vec<_> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !foot(e)).map(|(_, p)| p).collect();
+        let confirmed = long.iter().filter(|p| p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64).count();
+        // The surface's own outline is the strongest feature in view: each side or
+        // end seen at length must show (a pose stretched along the board fits the
+        // sides and the lines near one end, never an end edge where there is none),
+        // unless the lines, holes and openings alone pin the pose as tightly as the
+        // verdict asks of the whole fit (a pale board's end on a pale floor shows no
+        // edge, and its holes still leave no doubt).
+        // (The foot of a wall may lie in the wall's own shadow: not required.)
+        let unshown_outline = self
+            .model
+            .edges
+            .iter()
+            .zip(&per)
+            .filter(|(e, p)| e.fixed && !e.identifying && e.face_across_mm.is_none() && p.0 >= SEEN_AT_LENGTH)
+            .find(|(_, p)| (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64);
+        const MIN_SURFACE_INSIDE: f64 = 0.6;
+        let surface_share = self.surface_inside_share(cam, &pose);
+        let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
+            Some(format!("only {:.0} % of the surface inside the fitted outline looks like the playing surface (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
+        } else if id_inliers < MIN_IDENTIFYING_INLIERS {
+            Some(format!("its lines, holes or gate bar are not in view where the fit puts them ({id_inliers} edge samples confirm; needs {MIN_IDENTIFYING_INLIERS})"))
+        } else if (id_inliers as f64) < MIN_IDENTIFYING_COVERAGE * id_samples as f64 {
+            Some(format!(
+                "only {:.0} % of its lines', holes' and gate bar's edge samples confirm (needs {:.0} %)",
+                100.0 * id_inliers as f64 / id_samples.max(1) as f64,
+                MIN_IDENTIFYING_COVERAGE * 100.0
+            ))
+        } else if fixed_id_samples >= SEEN_AT_LENGTH && (fixed_id_inliers as f64) < MIN_FIXED_IDENTIFYING_SHARE * fixed_id_samples as f64 {
+            Some(format!(
+                "only {:.0} % of the edge samples of its rules-fixed lines, holes and partition and gate-bar feet confirm (needs {:.0} %)",
+                100.0 * fixed_id_inliers as f64 / fixed_id_samples as f64,
+                MIN_FIXED_IDENTIFYING_SHARE * 100.0
+            ))
+        } else if (confirmed as f64) < MIN_CONFIRMED_SHARE * long.len() as f64 {
+            let missing: Vec<&str> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !foot(e) && (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64).map(|(e, _)| e.name.as_str()).take(3).collect();
+            Some(format!("only {confirmed} of the {} lines, holes and gate-bar edges in view confirm (not: {})", long.len(), missing.join(", ")))
+        } else if let Some((e, p)) = unshown_outline.filter(|_| !(identifying_sigma_mm <= self.cfg.max_position_sigma_mm)) {
+            Some(format!("the {} shows no edge where the fit puts it ({} of {} samples) and the lines and holes alone do not pin the pose", e.name, p.1, p.0))
+        } else {
+            None
+        };
+        // The image evidence of the features this pose confirms: a few hits along an
+        // edge that mostly does not show are chance (texture, a shadow), not a reading.
+        let evidence: Vec<[f64; 2]> = evidence.into_iter().filter(|(e, _)| per[*e].1 as f64 >= CONFIRMED_COVERAGE * per[*e].0 as f64).map(|(_, p)| p).collect();
+        // The whole model, its construction at the fitted size included.
+        let (all_samples, all_inliers) = per.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
+        let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
+        Some(Refined { pose, construction: cons, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, unconfirmed, evidence })
+    }
 }
