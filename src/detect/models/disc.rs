@@ -1,7 +1,9 @@
 //! The sjoelen disc: pale wood told from the board by its outline, a circle of
-//! the disc's size; on the board's surface or on a partition's top. Discs the
-//! circle search misses (against a wall, a partition, the gate bar or another
-//! disc, or washed out by glare) are searched for in the pale colour left over.
+//! the disc's size; on the board's surface, on a partition's top, or on a stack
+//! of discs where flat on the surface it would cross a partition or a wall (then
+//! in doubt: the discs under it are hidden). Discs the circle search misses
+//! (against a wall, a partition, the gate bar or another disc, or washed out by
+//! glare) are searched for in the pale colour left over.
 
 use super::{PieceModel, Rest};
 use crate::board::{PieceSize, Sjoelbak};
@@ -32,6 +34,14 @@ const RECOVERY_ARC_SAMPLES: usize = 1;
 /// Rounds of recovery: each finds at most one disc (the detections found so
 /// far then hide outline for the next).
 const MAX_RECOVERY_ROUNDS: usize = 4;
+/// A disc fitted flat on the surface whose outline crosses a partition or a
+/// wall by more than this (mm) cannot lie there: the outline fit's error is a
+/// few tenths of a millimetre and a board's build a millimetre at most. It
+/// rests on something: another disc (a stack) or the partition.
+const SOLID_OVERLAP_MM: f64 = 1.0;
+/// Discs under a stacked one tried: one or two (a pile of three in a
+/// compartment is the most the fixtures and the rules' examples show).
+const MAX_DISCS_BELOW: usize = 2;
 
 pub(super) struct DiscModel {
     shape: PieceShape,
@@ -39,16 +49,61 @@ pub(super) struct DiscModel {
     partitions: Vec<f64>,
     partition_reach_mm: f64,
     on_partition_z_mm: f64,
+    /// Partitions stand in the compartments, `y` below this (the gate bar's back).
+    compartments_end_mm: f64,
+    /// The walls' inner faces, this far (mm) either side of the centre line.
+    half_width_mm: f64,
 }
 
 impl DiscModel {
-    pub fn new(p: PieceSize, s: &Sjoelbak) -> DiscModel {
+    pub fn new(p: PieceSize, s: &Sjoelbak, board_half_width: f64) -> DiscModel {
         let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: false };
         DiscModel {
             shape,
             partitions: s.partitions(),
             partition_reach_mm: s.partition_width_mm / 2.0 + p.radius_mm,
             on_partition_z_mm: s.construction.partition_height_mm + s.disc_thickness_mm,
+            compartments_end_mm: s.gate_back_mm,
+            half_width_mm: board_half_width,
+        }
+    }
+
+    /// How far (mm) a disc flat on the surface at `c` would cross into a
+    /// partition or a wall, and which; `None` where it is clear of both.
+    fn into_solid(&self, c: BoardPoint) -> Option<(f64, &'static str)> {
+        let r = self.shape.radius_mm;
+        let wall = c.x_mm.abs() + r - self.half_width_mm;
+        let partition = if c.y_mm < self.compartments_end_mm {
+            self.partitions.iter().map(|p| self.partition_reach_mm - (c.x_mm - p).abs()).fold(f64::NEG_INFINITY, f64::max)
+        } else {
+            f64::NEG_INFINITY
+        };
+        let (by, what) = if wall >= partition { (wall, "a wall") } else { (partition, "a partition") };
+        (by > SOLID_OVERLAP_MM).then_some((by, what))
+    }
+
+    /// Doubts on discs whose place the board contradicts: one fitted flat on
+    /// the surface across a partition or a wall, or one resting on another
+    /// disc (its height is a stack's, the discs under it partly or wholly hidden).
+    fn settle_rests(&self, out: &mut Detections) {
+        let z = self.shape.top_z_mm;
+        for d in out.pieces.iter_mut().filter(|d| d.kind == self.shape.kind) {
+            let why = if (d.top_z_mm - z).abs() < 1e-6 {
+                self.into_solid(d.footprint.centre).map(|(by, what)| {
+                    format!("fitted flat on the surface it would cross {what} by {by:.1} mm: it rests on something (another disc?), its place is uncertain")
+                })
+            } else if (d.top_z_mm - self.on_partition_z_mm).abs() > 1e-6 {
+                let below = ((d.top_z_mm - z) / z).round();
+                Some(format!("it rests on {below:.0} other disc(s): a stack, the discs under it partly or wholly hidden"))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                d.doubt = Some(match d.doubt.take() {
+                    Some(was) => format!("{was}; {why}"),
+                    None => why,
+                });
+            }
         }
     }
 
@@ -156,6 +211,12 @@ impl PieceModel for DiscModel {
         self.verify_circles(cx, out);
         self.recover(cx, out);
         proposals::account_for_colour(cx, 0, None, out);
+        self.settle(cx, out);
+    }
+
+    /// What the discs' rests say: see [`DiscModel::settle_rests`].
+    fn settle(&self, _cx: &Ctx, out: &mut Detections) {
+        self.settle_rests(out);
     }
 
     /// A disc resting on a partition lies on its top, higher by the
@@ -163,14 +224,89 @@ impl PieceModel for DiscModel {
     /// whose fitted radius is the disc's own is the real one.
     fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<Rest, DetectError> {
         let (z, r) = (self.shape.top_z_mm, self.shape.radius_mm);
-        if !self.partitions.iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < self.partition_reach_mm) {
+        if self.into_solid(fit.footprint.centre).is_none() {
             return Ok(Rest::fixed(z, fit));
         }
-        let high = self.on_partition_z_mm;
-        let start = cx.along_sight(fit.footprint.centre.at_height(z), high).unwrap_or(fit.footprint.centre);
-        match cx.fit(Footprint::new(start, fit.footprint.radius_mm), high, class) {
-            Ok(up) if (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs() => Ok(Rest::fixed(high, up)),
-            _ => Ok(Rest::fixed(z, fit)),
+        let refit = |high: f64| {
+            let start = cx.along_sight(fit.footprint.centre.at_height(z), high).unwrap_or(fit.footprint.centre);
+            cx.fit(Footprint::new(start, fit.footprint.radius_mm), high, class).ok()
+        };
+        if self.partitions.iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < self.partition_reach_mm) {
+            let high = self.on_partition_z_mm;
+            if let Some(up) = refit(high).filter(|up| (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs()) {
+                return Ok(Rest::fixed(high, up));
+            }
         }
+        // Across a partition or a wall at the surface: on a stack of discs,
+        // the lowest whose place there is clear (flagged in `settle`).
+        for below in 1..=MAX_DISCS_BELOW {
+            let high = z * (below + 1) as f64;
+            if let Some(up) = refit(high).filter(|up| self.into_solid(up.footprint.centre).is_none()) {
+                return Ok(Rest::fixed(high, up));
+            }
+        }
+        Ok(Rest::fixed(z, fit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Board;
+    use crate::detect::MeasuredBy;
+    use crate::piece::PieceKind;
+
+    fn model() -> DiscModel {
+        let board = Board::load("sjoelbak").unwrap();
+        DiscModel::new(board.piece(), board.sjoelbak().unwrap(), board.surface.half_width())
+    }
+
+    fn disc(x: f64, y: f64, top_z: f64) -> Detection {
+        Detection {
+            kind: PieceKind::Disc,
+            team: None,
+            footprint: Footprint::new(BoardPoint::new(x, y), 26.0),
+            top_z_mm: top_z,
+            tilt_deg: 0.0,
+            sigma_mm: 0.2,
+            fit_rms_mm: 0.1,
+            edges_found: 60,
+            probes: 64,
+            mm_per_px: 1.5,
+            doubt: None,
+            measured_by: MeasuredBy::Outline,
+            outline_radius_mm: None,
+        }
+    }
+
+    #[test]
+    fn a_flat_disc_may_touch_a_partition_or_wall_but_not_cross_one() {
+        let m = model();
+        // Compartment 3 spans x = 3..97 between partitions 6 mm wide at x = 0 and 100.
+        assert!(m.into_solid(BoardPoint::new(50.0, 50.0)).is_none());
+        // Touching the partition's face (centre 3 + 26 from its middle), within the tolerance.
+        assert!(m.into_solid(BoardPoint::new(29.5, 50.0)).is_none());
+        let (by, what) = m.into_solid(BoardPoint::new(25.0, 50.0)).unwrap();
+        assert!((by - 4.0).abs() < 1e-9 && what == "a partition", "{by} {what}");
+        // Against the wall at x = 200.
+        let (by, what) = m.into_solid(BoardPoint::new(180.0, 50.0)).unwrap();
+        assert!((by - 6.0).abs() < 1e-9 && what == "a wall", "{by} {what}");
+        // Partitions stand only in the compartments: on the field the same x is free.
+        assert!(m.into_solid(BoardPoint::new(25.0, 800.0)).is_none());
+    }
+
+    #[test]
+    fn a_disc_across_a_partition_or_on_a_stack_is_in_doubt() {
+        let m = model();
+        let mut d = Detections {
+            pieces: vec![disc(50.0, 50.0, 13.0), disc(25.0, 50.0, 13.0), disc(-150.0, 50.0, 26.0), disc(100.0, 50.0, 33.0)],
+            unexplained: vec![],
+        };
+        m.settle_rests(&mut d);
+        assert!(d.pieces[0].doubt.is_none(), "{:?}", d.pieces[0]);
+        assert!(d.pieces[1].doubt.as_deref().unwrap_or_default().contains("cross a partition by 4.0 mm"), "{:?}", d.pieces[1]);
+        assert!(d.pieces[2].doubt.as_deref().unwrap_or_default().contains("rests on 1 other disc"), "{:?}", d.pieces[2]);
+        // On a partition's top (20 mm + the disc's 13): a place the board allows.
+        assert!(d.pieces[3].doubt.is_none(), "{:?}", d.pieces[3]);
     }
 }

@@ -103,7 +103,7 @@ pub(super) fn model_for(board: &Board, cap: WeightCap) -> Box<dyn PieceModel> {
     match &board.layout {
         Layout::Shuffleboard(s) => Box::new(weight::WeightModel::new(p, s, cap)),
         Layout::Washer(w) => Box::new(washer::WasherModel::new(p, w)),
-        Layout::Sjoelbak(s) => Box::new(disc::DiscModel::new(p, s)),
+        Layout::Sjoelbak(s) => Box::new(disc::DiscModel::new(p, s, board.surface.half_width())),
     }
 }
 
