@@ -79,6 +79,7 @@ pub(super) fn run_setup(
     points: Option<&std::path::Path>,
     lens: LensArg,
     no_distortion: bool,
+    focal_px: Option<f64>,
     output: &std::path::Path,
 ) -> Result<()> {
     use boardcall::setup::{self, SetupConfig};
@@ -99,7 +100,7 @@ pub(super) fn run_setup(
         LensArg::Brown => boardcall::camera::LensModel::Brown,
         LensArg::Fisheye => boardcall::camera::LensModel::Fisheye,
     };
-    let cfg = SetupConfig { lens, distortion: !no_distortion, ..SetupConfig::default() };
+    let cfg = SetupConfig { lens, distortion: !no_distortion, focal_px, ..SetupConfig::default() };
     let est = setup::setup(&board, &frames, pts.as_deref(), &cfg)?;
     std::fs::create_dir_all(output).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output.display()))?;
     est.camera.save(&camera_out, &[("setup_focal_sigma_px", est.focal_sigma_px)])?;

@@ -351,6 +351,11 @@ Exit code 4 when the frames do not constrain the camera or the board is not conf
         /// Estimate the focal length only (no radial distortion; a fisheye stays equidistant).
         #[arg(long)]
         no_distortion: bool,
+        /// The focal length in pixels when it is known, held instead of estimated: the lens's focal length over the
+        /// sensor's width times the image's width (a phone's 4.67 mm over 6.27 mm at 1000 px: 745). Needed for a
+        /// board seen square on, whose view cannot fix it.
+        #[arg(long, allow_hyphen_values = true, value_parser = positive)]
+        focal_px: Option<f64>,
         /// The folder to write camera.yaml, pose.yaml and overlay.png into (created if missing).
         #[arg(short, long)]
         output: std::path::PathBuf,
@@ -648,7 +653,13 @@ fn run(cli: Cli) -> Result<()> {
             let cam = boardcall::camera::Camera::load(&camera)?;
             let frame = boardcall::frame::Frame::load(&image)?;
             let pose_input = match pose {
-                Some(p) if trust_pose => boardcall::score::PoseInput::Trusted(boardcall::camera::CameraPose::load(&p)?),
+                Some(p) if trust_pose => {
+                    let pose = boardcall::camera::CameraPose::load(&p)?;
+                    match boardcall::camera::CameraPose::load_position_sigma(&p)? {
+                        Some(position_sigma_mm) => boardcall::score::PoseInput::Recorded { pose, position_sigma_mm },
+                        None => boardcall::score::PoseInput::Trusted(pose),
+                    }
+                }
                 Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),
                 None => boardcall::score::PoseInput::Locate(boardcall::locate::LocateConfig::default()),
             };
@@ -807,8 +818,8 @@ fn run(cli: Cli) -> Result<()> {
             let cfg = boardcall::calibrate::CalibrateConfig { fix_aspect_ratio, zero_tangent, fix_k3, ..Default::default() };
             run_calibrate(&pattern, &images, &output, cfg)?;
         }
-        Command::Setup { images, board, points, lens, no_distortion, output } => {
-            run_setup(&images, &board, points.as_deref(), lens, no_distortion, &output)?;
+        Command::Setup { images, board, points, lens, no_distortion, focal_px, output } => {
+            run_setup(&images, &board, points.as_deref(), lens, no_distortion, focal_px, &output)?;
         }
         Command::Locate { image, board, camera, output, points, overlay } => {
             run_locate(&image, &board, &camera, output.as_deref(), points.as_deref(), overlay.as_deref())?;

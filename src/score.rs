@@ -255,6 +255,11 @@ pub enum PoseInput {
     /// A pose trusted without looking (fastest; for a rigid mount whose view
     /// is known to be clear).
     Trusted(crate::camera::CameraPose),
+    /// A pose trusted without looking, with the uncertainty measured when it
+    /// was found (a pose file's `position_sigma_mm`, e.g. from typed points):
+    /// every footprint's sigma carries it, so a call closer than the pose is
+    /// good for needs review.
+    Recorded { pose: crate::camera::CameraPose, position_sigma_mm: f64 },
     /// Found from the frame itself.
     Locate(crate::locate::LocateConfig),
 }
@@ -278,6 +283,7 @@ pub fn score_frame(
     }
     let (camera_pose, pose_report) = match pose {
         PoseInput::Trusted(p) => (p, PoseReport::trusted(&p)),
+        PoseInput::Recorded { pose, position_sigma_mm } => (pose, PoseReport { position_sigma_mm, ..PoseReport::trusted(&pose) }),
         PoseInput::Given(p) => {
             let mut und = crate::undistort::Undistorter::new(*camera, crate::undistort::UndistortConfig::default())?;
             let u = und.run(frame)?;

@@ -258,10 +258,15 @@ fn hand_picked_points_give_the_pose_and_a_mistyped_one_is_refused() {
         let e = errors(&model, &f.camera, &truth, &got.pose);
         // 0.3 px clicks over the frame: well inside the automatic bar's 1 px / 1 mm... at 2 mm/px a click is 0.6 mm.
         assert!(e.px < 1.0 && e.mm < 2.0, "{}: {:.3} px {:.3} mm", f.dir.display(), e.px, e.mm);
-        // One point typed 40 px off: the fit is poor, no pose.
+        // The pose says how good it is (the points' noise, at least a pixel each, through the pose): three
+        // sigmas cover its real error.
+        let sigma = got.position_sigma_mm;
+        assert!(sigma.is_finite() && e.mm <= 3.0 * sigma, "{}: error {:.3} mm, sigma {sigma:.3} mm", f.dir.display(), e.mm);
+        // One point typed 40 px off: the fit is poor, no pose; the message names the points that fit worst.
         pts[0].pixel.u += 40.0;
         let err = locate::locate_from_points(&board, &f.camera, &pts, &LocateConfig::default()).unwrap_err();
         assert!(err.is_refusal(), "{err}");
+        assert!(err.to_string().contains("off by"), "{err}");
         let few = &pts[..3];
         assert!(matches!(locate::locate_from_points(&board, &f.camera, few, &LocateConfig::default()), Err(LocateError::TooFewPoints { .. })));
     }

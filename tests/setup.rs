@@ -127,3 +127,36 @@ fn an_equidistant_fisheye_is_set_up_from_four_typed_points() {
     let cfg = SetupConfig { lens: LensModel::Fisheye, distortion: false, ..SetupConfig::default() };
     check("fixtures/varied/19-holeyboard-plain-whole-fisheye", cfg, true, POINTS_FOCAL, POINTS_PX);
 }
+
+/// A known focal length (a phone's or webcam's specification) is held, not estimated: typed points then give the
+/// pose alone (as `locate --points`), even for a board seen square on, which could not fix the focal length.
+#[test]
+fn a_given_focal_length_is_held_and_typed_points_give_the_pose() {
+    let (f, board, frame) = fixture("fixtures/scenes/33-holeyboard-plain");
+    let (cam, truth) = (f.camera, truth_pose(&f));
+    let cfg = SetupConfig { distortion: false, focal_px: Some(cam.fx), ..SetupConfig::default() };
+    let pts = typed_points(&board, &cam, &truth);
+    let est = setup::setup(&board, std::slice::from_ref(&frame), Some(&pts), &cfg).unwrap();
+    // Held exactly: the given value is copied, not estimated.
+    assert!((est.camera.fx - cam.fx).abs() < 1e-9, "fx {} vs given {}", est.camera.fx, cam.fx);
+    assert!(est.focal_sigma_px.abs() < 1e-12);
+    assert!(est.assumptions.iter().any(|a| a.contains("focal length given")), "{:?}", est.assumptions);
+    // The points are whole pixels, the true lens mildly distorted and its principal point off-centre: the issue's
+    // typed-points bar.
+    let px = board_error_px(&board, &cam, &truth, &est);
+    assert!(px <= POINTS_PX, "the board reprojects {px:.2} px from its true image");
+    // Typed points carry their own uncertainty into the pose (at least a pixel each).
+    let sigma = est.poses[0].position_sigma_mm;
+    assert!(sigma.is_finite() && sigma > 0.0, "sigma {sigma}");
+
+    // Square on (from above: image right along +x, image up along +y): every focal length explains the points, so
+    // the given one decides.
+    let square: Vec<Correspondence> = [(-300.0, 100.0), (300.0, 100.0), (300.0, 900.0), (-300.0, 900.0)]
+        .iter()
+        .map(|&(x, y)| Correspondence { board: BoardPoint3::new(x, y, 0.0), pixel: PixelPoint::new(640.0 + 0.4 * x, 500.0 - 0.4 * y) })
+        .collect();
+    let est = setup::setup(&board, std::slice::from_ref(&frame), Some(&square), &SetupConfig { focal_px: Some(1000.0), ..cfg }).unwrap();
+    // 0.4 px per mm at 1000 px focal length: the board 2500 mm from the camera.
+    let height = est.poses[0].pose.centre().z_mm;
+    assert!((height - 2500.0).abs() < 1.0, "camera {height:.1} mm above the board");
+}

@@ -313,6 +313,25 @@ pub(super) fn load_pose(path: &Path) -> Result<CameraPose, CameraError> {
     Ok(CameraPose::from_rvec_tvec(rvec, tvec))
 }
 
+/// The `position_sigma_mm` a pose file records (written by `locate -o` and `setup`): `None` when the file has
+/// none or records it as unknown (not a number); an error when it is negative.
+pub(super) fn load_pose_sigma(path: &Path) -> Result<Option<f64>, CameraError> {
+    const KEY: &str = "position_sigma_mm";
+    let fs = open_storage(path)?;
+    let Some(n) = node(&fs, KEY)? else { return Ok(None) };
+    if !(cv(KEY, n.is_real())? || cv(KEY, n.is_int())?) {
+        return Err(field(path, KEY, "is not a number"));
+    }
+    let v = cv(KEY, n.to_f64())?;
+    if v.is_nan() {
+        return Ok(None);
+    }
+    if v < 0.0 {
+        return Err(field(path, KEY, format!("= {v}: a standard deviation is not negative")));
+    }
+    Ok(Some(v))
+}
+
 fn memory_writer() -> Result<FileStorage, CameraError> {
     let mode = FileStorage_Mode::WRITE as i32 | FileStorage_Mode::MEMORY as i32 | FileStorage_Mode::FORMAT_YAML as i32;
     let fs = cv("create", FileStorage::new(".yml", mode, ""))?;

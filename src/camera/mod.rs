@@ -438,6 +438,12 @@ impl CameraPose {
         files::load_pose(path)
     }
 
+    /// The uncertainty a pose file records for the pose (`position_sigma_mm`, mm: what the pose adds to every
+    /// footprint's sigma), if it records one (see [`files`]).
+    pub fn load_position_sigma(path: &Path) -> Result<Option<f64>, CameraError> {
+        files::load_pose_sigma(path)
+    }
+
     /// The pose as OpenCV FileStorage YAML text (`rvec`, `tvec` in board mm, plus extra numbers), for the caller
     /// to write atomically.
     pub fn to_file_string(&self, extra: &[(&str, f64)]) -> Result<String, CameraError> {

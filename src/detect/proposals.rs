@@ -118,7 +118,9 @@ pub(super) fn flooded(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Dete
 /// not thin runs. Each detection covers the cells of its footprint as the
 /// grid sees it (a piece down a cup or on the ground appears where its line
 /// of sight meets the grid's height).
-pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &Detections) -> Vec<Blob> {
+/// Only cells where `place` holds count: where a piece of the kind can lie and
+/// matter to the score (see [`anywhere`]).
+pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &Detections, place: &dyn Fn(BoardPoint) -> bool) -> Vec<Blob> {
     let (g, shape) = (&cx.geo.grid, cx.geo.shape);
     let covers: Vec<Footprint> = out
         .pieces
@@ -130,7 +132,8 @@ pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &D
     let mut left: GrayImage = cx.masks[class].clone();
     let (cols, cells): (usize, &mut [u8]) = (g.cols as usize, &mut left);
     for i in set_cells(&cx.masks[class]) {
-        if covers.iter().any(|f| g.cell_centre((i % cols) as f64, (i / cols) as f64).distance(f.centre) < f.radius_mm) {
+        let c = g.cell_centre((i % cols) as f64, (i / cols) as f64);
+        if !place(c) || covers.iter().any(|f| c.distance(f.centre) < f.radius_mm) {
             cells[i] = 0;
         }
     }
@@ -141,11 +144,17 @@ pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &D
         .collect()
 }
 
+/// A place filter that keeps every cell: pieces that can lie anywhere in view
+/// (on a board, in its gutters, on the ground beside it) and count or matter there.
+pub(super) fn anywhere(_: BoardPoint) -> bool {
+    true
+}
+
 /// The safety net: colour of a piece that no detection (and no unexplained
 /// entry already) accounts for is reported as unexplained, so a piece the
 /// detector missed makes the frame need review instead of silently not counting.
-pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Detections) {
-    for blob in leftover_blobs(cx, class, team, out) {
+pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Detections, place: &dyn Fn(BoardPoint) -> bool) {
+    for blob in leftover_blobs(cx, class, team, out, place) {
         out.unexplained.push(Unexplained {
             kind: cx.geo.shape.kind,
             team,

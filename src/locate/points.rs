@@ -116,7 +116,11 @@ pub fn locate_from_points(board: &Board, camera: &Camera, points: &[Corresponden
     let rms = (ss / points.len() as f64).sqrt();
     if !(rms <= cfg.max_points_rms_px) {
         return Err(LocateError::PoorFit {
-            reason: format!("the points reproject with {rms:.2} px RMS (limit {:.1} px): a point is mistyped or mismatched", cfg.max_points_rms_px),
+            reason: format!(
+                "the points reproject with {rms:.2} px RMS (limit {:.1} px): a point is mistyped or mismatched (worst: {})",
+                cfg.max_points_rms_px,
+                worst_points(&features)
+            ),
         });
     }
     if pose.centre().z_mm <= 0.0 {
@@ -128,7 +132,48 @@ pub fn locate_from_points(board: &Board, camera: &Camera, points: &[Corresponden
         method: LocateMethod::Points,
         reprojection_rms_px: rms,
         coverage: f64::NAN,
-        position_sigma_mm: f64::NAN,
+        position_sigma_mm: points_position_sigma(camera, &pose, points, ss),
         features,
     })
+}
+
+/// A point typed or clicked by eye is good to about this (px) at best: the
+/// floor of the points' noise when their residual is smaller (four points
+/// leave only two residual degrees of freedom, and exact ones none).
+const MIN_TYPED_POINT_SIGMA_PX: f64 = 1.0;
+
+/// The pose's contribution to a footprint's uncertainty (mm), from the typed
+/// points: their noise (the residual `ss` over its degrees of freedom, at
+/// least [`MIN_TYPED_POINT_SIGMA_PX`]) through the pose's information from
+/// them, worst over the board at the points (pieces lie among them: the
+/// corners of the area that matters are what a user types).
+fn points_position_sigma(camera: &Camera, pose: &CameraPose, points: &[Correspondence], ss: f64) -> f64 {
+    let dof = (2 * points.len()).saturating_sub(6);
+    let noise = if dof > 0 { (ss / dof as f64).sqrt() } else { 0.0 };
+    let sigma_px = noise.max(MIN_TYPED_POINT_SIGMA_PX);
+    let mut jtj = [[0.0f64; 6]; 6];
+    let mut samples = Vec::with_capacity(points.len());
+    for c in points {
+        let xc = pose.to_camera(c.board);
+        if xc[2] <= 0.0 {
+            return f64::INFINITY;
+        }
+        let j = projection_jacobian(camera, xc);
+        for row in &j {
+            for a in 0..6 {
+                for b in 0..6 {
+                    jtj[a][b] += row[a] * row[b];
+                }
+            }
+        }
+        samples.push(Sample { edge: 0, t: 0.0, xc, p: [c.pixel.u, c.pixel.v], n: [0.0, 0.0], partner_px: f64::NAN });
+    }
+    position_sigma(camera, pose, &jtj, sigma_px, &samples)
+}
+
+/// The points that reproject worst, for the user to check first: at most three, each with its error (px).
+fn worst_points(features: &[FeatureFit]) -> String {
+    let mut by_error: Vec<&FeatureFit> = features.iter().collect();
+    by_error.sort_by(|a, b| b.rms_px.total_cmp(&a.rms_px));
+    by_error.iter().take(3).map(|f| format!("{} off by {:.1} px", f.feature, f.rms_px)).collect::<Vec<_>>().join(", ")
 }

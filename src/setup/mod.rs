@@ -10,6 +10,10 @@
 //! - **Automatic**: the board is located ([`crate::locate::Locator::run`]) under a ladder of focal-length guesses
 //!   ([`focal_guesses`]), and the confirmed fit whose edges fit best is the start.
 //!
+//! - **A focal length given** ([`SetupConfig::focal_px`], from the lens's specification): held, not estimated;
+//!   with typed points and no distortion to estimate, the points' pose is the result (their residual its
+//!   uncertainty) and the board's edges are not used, so a board built unlike its file is set up too.
+//!
 //! The refinement ([`refine::Refiner`]) then adjusts the focal length and the lens's first radial coefficient against
 //! the board's own edges (its outline, lines and holes must come out where the rules put them, straight lines
 //! straight): for each trial camera every frame's pose is refit to its edges, and the camera that leaves the
@@ -26,7 +30,7 @@ pub mod refine;
 use crate::board::Board;
 use crate::camera::{Camera, CameraError, CameraPose, Distortion, KannalaBrandt, LensModel};
 use crate::frame::{Frame, FrameError};
-use crate::locate::{BoardPose, Correspondence, LocateConfig, LocateError, Locator};
+use crate::locate::{locate_from_points, BoardPose, Correspondence, LocateConfig, LocateError, Locator};
 use crate::undistort::Undistorter;
 use serde::Serialize;
 
@@ -110,13 +114,17 @@ pub struct SetupConfig {
     /// Estimate radial distortion (the first radial coefficient, Brown's or Kannala-Brandt's k1); otherwise none
     /// (Brown) or the plain equidistant fisheye.
     pub distortion: bool,
+    /// The focal length, px, when the user knows it (a phone's or webcam's specification: focal length over
+    /// sensor width times image width): held, not estimated. Needed where the view cannot fix it (a board seen
+    /// square on).
+    pub focal_px: Option<f64>,
     /// The verdict applied to the final pose in every frame.
     pub locate: LocateConfig,
 }
 
 impl Default for SetupConfig {
     fn default() -> Self {
-        SetupConfig { lens: LensModel::Brown, distortion: true, locate: LocateConfig::default() }
+        SetupConfig { lens: LensModel::Brown, distortion: true, focal_px: None, locate: LocateConfig::default() }
     }
 }
 
@@ -141,10 +149,11 @@ pub struct CameraSetup {
     pub distortion_sigma: Vec<f64>,
     /// Per frame: the pose found with the set-up camera, as `locate` reports it.
     pub poses: Vec<BoardPose>,
-    /// Mean truncated edge residual per model edge sample at the estimate, px^2 (a missed sample counts 1).
+    /// Mean truncated edge residual per model edge sample at the estimate, px^2 (a missed sample counts 1); not a
+    /// number (null in JSON) when the edges were not used (typed points with the focal length given, no distortion).
     pub edge_cost_px2: f64,
     /// What the estimate assumes rather than measures.
-    pub assumptions: Vec<&'static str>,
+    pub assumptions: Vec<String>,
 }
 
 fn serialise_camera<S: serde::Serializer>(c: &Camera, s: S) -> Result<S::Ok, S::Error> {
@@ -183,7 +192,10 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
             if frames.len() != 1 {
                 return Err(SetupError::PointsNeedOneFrame { frames: frames.len() });
             }
-            let (camera, pose) = points::focal_from_points(board, w, h, pts, cfg.lens)?;
+            let (camera, pose) = match cfg.focal_px {
+                Some(f) => points::pose_from_points(board, centred_camera(w, h, f, cfg.lens), pts)?,
+                None => points::focal_from_points(board, w, h, pts, cfg.lens)?,
+            };
             (SetupStart::Points, camera, vec![pose])
         }
         None => {
@@ -191,8 +203,37 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
             (SetupStart::Automatic, camera, poses)
         }
     };
+    let mut assumptions: Vec<String> = ["square pixels (fx = fy)", "principal point at the image centre", "no tangential distortion"].map(String::from).into();
+    if let Some(f) = cfg.focal_px {
+        assumptions.push(format!("the focal length given ({f:.1} px), not estimated: its sigma is not measured"));
+    }
+    if !cfg.distortion {
+        assumptions.push(
+            match cfg.lens {
+                LensModel::Brown => "no radial distortion",
+                LensModel::Fisheye => "an equidistant fisheye (theta_d = theta)",
+            }
+            .into(),
+        );
+    }
+    if let (Some(pts), Some(_), false) = (points, cfg.focal_px, cfg.distortion) {
+        // Typed points with the camera given: nothing is left to estimate, and the points are the evidence, as for
+        // `locate --points` (a board whose build differs from its file's may leave its edges unconfirmed).
+        let bp = locate_from_points(board, &camera, pts, &cfg.locate)?;
+        assumptions.push("the pose is the typed points' alone: the board's edges were not used".into());
+        return Ok(CameraSetup {
+            start,
+            lens: cfg.lens,
+            camera,
+            focal_sigma_px: 0.0,
+            distortion_sigma: Vec::new(),
+            poses: vec![bp],
+            edge_cost_px2: f64::NAN,
+            assumptions,
+        });
+    }
     let mut refiner = refine::Refiner::new(board, frames, cfg.lens);
-    let est = refiner.run(camera, poses, cfg.distortion)?;
+    let est = refiner.run(camera, poses, cfg.distortion, cfg.focal_px.is_some())?;
     // The final word is locate's own verdict in every frame, with the set-up camera.
     let mut confirmed = Vec::with_capacity(frames.len());
     let mut locator = Locator::new(board, cfg.locate);
@@ -201,13 +242,6 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
         let u = und.run(frame)?;
         let bp = locator.refine_from(&u, *pose).map_err(|source| SetupError::NotConfirmed { index, source })?;
         confirmed.push(bp);
-    }
-    let mut assumptions = vec!["square pixels (fx = fy)", "principal point at the image centre", "no tangential distortion"];
-    if !cfg.distortion {
-        assumptions.push(match cfg.lens {
-            LensModel::Brown => "no radial distortion",
-            LensModel::Fisheye => "an equidistant fisheye (theta_d = theta)",
-        });
     }
     Ok(CameraSetup {
         start,
@@ -226,7 +260,10 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
 fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig) -> Result<(Camera, Vec<CameraPose>), SetupError> {
     let (w, h) = (frames[0].width(), frames[0].height());
     let fov = |f: f64| 2.0 * (0.5 * w as f64 / f).atan().to_degrees();
-    let guesses = focal_guesses(cfg.lens, w);
+    let guesses = match cfg.focal_px {
+        Some(f) => vec![f],
+        None => focal_guesses(cfg.lens, w),
+    };
     let mut locator = Locator::new(board, cfg.locate);
     // (confirmed in every frame, score, camera, poses): a guess whose fits locate confirms beats any that it
     // refuses; among equals the larger score wins (inlier edge samples times their share of the samples in view,

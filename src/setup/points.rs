@@ -70,9 +70,13 @@ pub fn focal_from_points(board: &Board, width: u32, height: u32, points: &[Corre
             ),
         });
     }
-    let camera = centred_camera(width, height, f, lens);
+    pose_from_points(board, centred_camera(width, height, f, lens), points)
+}
+
+/// The start of the set-up from typed points with the camera known (a focal length given): the points' pose.
+pub fn pose_from_points(board: &Board, camera: Camera, points: &[Correspondence]) -> Result<(Camera, CameraPose), SetupError> {
     let pose = locate_from_points(board, &camera, points, &LocateConfig::default())
-        .map_err(|e| SetupError::PointsUnconstrained { reason: format!("at the best focal length ({f:.0} px): {e}") })?
+        .map_err(|e| SetupError::PointsUnconstrained { reason: format!("at focal length {:.0} px: {e}", camera.fx) })?
         .pose;
     Ok((camera, pose))
 }

@@ -85,18 +85,21 @@ impl<'a> Refiner<'a> {
         Refiner { frames, lens, locator: Locator::new(board, LocateConfig::default()) }
     }
 
-    /// Refines `camera` and the frames' `poses` (one per frame).
-    pub fn run(&mut self, camera: Camera, poses: Vec<CameraPose>, distortion: bool) -> Result<Estimate, SetupError> {
+    /// Refines `camera` and the frames' `poses` (one per frame); with `focal_given` the camera's focal length is
+    /// held (the user's) and only the distortion, if asked for, and the poses are refined.
+    pub fn run(&mut self, camera: Camera, poses: Vec<CameraPose>, distortion: bool, focal_given: bool) -> Result<Estimate, SetupError> {
         let mut cam = camera;
         let mut poses = poses;
         let k1 = match self.lens {
             LensModel::Brown => BROWN_K1,
             LensModel::Fisheye => FISHEYE_K1,
         };
-        let mut schedule = vec![(0usize, FOCAL)];
-        if distortion {
-            schedule.extend([(1, k1), (0, FOCAL)]);
-        }
+        let schedule: Vec<(usize, Search)> = match (focal_given, distortion) {
+            (false, false) => vec![(0, FOCAL)],
+            (false, true) => vec![(0, FOCAL), (1, k1), (0, FOCAL)],
+            (true, true) => vec![(1, k1)],
+            (true, false) => Vec::new(),
+        };
         let mut sigmas = [f64::NAN; 3];
         let mut last = None;
         for (i, (which, search)) in schedule.iter().enumerate() {
@@ -108,7 +111,19 @@ impl<'a> Refiner<'a> {
             sigmas[*which] = sigma;
             last = Some(trial);
         }
-        let trial = last.expect("the schedule is not empty");
+        let trial = match last {
+            Some(t) => t,
+            // Nothing to estimate: the poses alone are refit to the edges.
+            None => self.trial_camera(&cam, &cam, &poses)?,
+        };
+        if !trial.cost.is_finite() {
+            return Err(SetupError::Unconstrained { what: "pose", reason: "the board's edges were lost with the given camera".into() });
+        }
+        poses = trial.poses.clone();
+        if focal_given {
+            let distortion_sigma = if distortion { vec![sigmas[1]] } else { Vec::new() };
+            return Ok(Estimate { camera: cam, poses, focal_sigma_px: 0.0, distortion_sigma, mean_cost_px2: trial.cost });
+        }
         if distortion {
             // The focal length and k1 trade off (a fisheye's especially: both stretch the image outwards), and
             // each line search held the other fixed: the joint bowl gives their marginal uncertainties.

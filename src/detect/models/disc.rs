@@ -51,6 +51,8 @@ pub(super) struct DiscModel {
     on_partition_z_mm: f64,
     /// Partitions stand in the compartments, `y` below this (the gate bar's back).
     compartments_end_mm: f64,
+    /// The gate bar's player-side face.
+    gate_front_mm: f64,
     /// The walls' inner faces, this far (mm) either side of the centre line.
     half_width_mm: f64,
 }
@@ -64,6 +66,7 @@ impl DiscModel {
             partition_reach_mm: s.partition_width_mm / 2.0 + p.radius_mm,
             on_partition_z_mm: s.construction.partition_height_mm + s.disc_thickness_mm,
             compartments_end_mm: s.gate_back_mm,
+            gate_front_mm: s.gate_front_mm,
             half_width_mm: board_half_width,
         }
     }
@@ -80,6 +83,19 @@ impl DiscModel {
         };
         let (by, what) = if wall >= partition { (wall, "a wall") } else { (partition, "a partition") };
         (by > SOLID_OVERLAP_MM).then_some((by, what))
+    }
+
+    /// Whether a disc could lie at `c` and be seen there: on the board's
+    /// surface inside its walls (a disc beyond them is off the board and
+    /// counts for nothing, and what lies there, a table of the discs' own
+    /// wood, is none of the game's), not on the footprint of the gate bar or a
+    /// partition, whose own wood shows there, and with the camera's line of
+    /// sight to its top clear of the board's solids.
+    fn may_lie(&self, cx: &Ctx, c: BoardPoint) -> bool {
+        let on_gate_bar = c.y_mm > self.compartments_end_mm && c.y_mm < self.gate_front_mm;
+        let half_partition = self.partition_reach_mm - self.shape.radius_mm;
+        let on_partition = c.y_mm < self.compartments_end_mm && self.partitions.iter().any(|p| (c.x_mm - p).abs() < half_partition);
+        c.x_mm.abs() < self.half_width_mm && c.y_mm > 0.0 && !on_gate_bar && !on_partition && cx.sees(c.at_height(self.shape.top_z_mm))
     }
 
     /// Doubts on discs whose place the board contradicts: one fitted flat on
@@ -142,7 +158,8 @@ impl DiscModel {
         for _ in 0..MAX_RECOVERY_ROUNDS {
             let hiding = Occluders::new(out.pieces.iter().map(|d| cx.occluder(d)).collect());
             let rc = Ctx { fit_cfg, ..cx.hidden_by(&hiding) };
-            let found = proposals::leftover_blobs(&rc, 0, None, out).into_iter().find_map(|blob| {
+            let place = |c: BoardPoint| self.may_lie(&rc, c);
+            let found = proposals::leftover_blobs(&rc, 0, None, out, &place).into_iter().find_map(|blob| {
                 let cells = blob.points(&rc.geo.grid);
                 let explains = |d: &Detection| {
                     let seen = rc.seen_on_grid(d);
@@ -210,7 +227,7 @@ impl PieceModel for DiscModel {
     fn find(&self, cx: &Ctx, out: &mut Detections) {
         self.verify_circles(cx, out);
         self.recover(cx, out);
-        proposals::account_for_colour(cx, 0, None, out);
+        proposals::account_for_colour(cx, 0, None, out, &|c| self.may_lie(cx, c));
         self.settle(cx, out);
     }
 

@@ -134,7 +134,7 @@ fn find_by_colour(cx: &Ctx, out: &mut Detections) {
     }
     cx.model.settle(cx, out);
     for (k, team) in teams.iter().enumerate().filter(|(k, _)| !flooded[*k]) {
-        proposals::account_for_colour(cx, k, Some(*team), out);
+        proposals::account_for_colour(cx, k, Some(*team), out, &proposals::anywhere);
     }
 }
 
