@@ -71,13 +71,13 @@ pub fn focal_from_points(board: &Board, width: u32, height: u32, points: &[Corre
         });
     }
     pose_from_points(board, centred_camera(width, height, f, lens), points)
+        .map_err(|e| SetupError::PointsUnconstrained { reason: format!("at the best focal length ({f:.0} px): {e}") })
 }
 
-/// The start of the set-up from typed points with the camera known (a focal length given): the points' pose.
+/// The start of the set-up from typed points with the camera known (a focal length given): the points' pose (a
+/// poor fit is `locate`'s refusal, naming the worst points).
 pub fn pose_from_points(board: &Board, camera: Camera, points: &[Correspondence]) -> Result<(Camera, CameraPose), SetupError> {
-    let pose = locate_from_points(board, &camera, points, &LocateConfig::default())
-        .map_err(|e| SetupError::PointsUnconstrained { reason: format!("at focal length {:.0} px: {e}", camera.fx) })?
-        .pose;
+    let pose = locate_from_points(board, &camera, points, &LocateConfig::default())?.pose;
     Ok((camera, pose))
 }
 
