@@ -158,8 +158,7 @@ impl DiscModel {
         for _ in 0..MAX_RECOVERY_ROUNDS {
             let hiding = Occluders::new(out.pieces.iter().map(|d| cx.occluder(d)).collect());
             let rc = Ctx { fit_cfg, ..cx.hidden_by(&hiding) };
-            let place = |c: BoardPoint| self.may_lie(&rc, c);
-            let found = proposals::leftover_blobs(&rc, 0, None, out, &place).into_iter().find_map(|blob| {
+            let found = proposals::leftover_blobs(&rc, 0, None, out, &proposals::anywhere).into_iter().find_map(|blob| {
                 let cells = blob.points(&rc.geo.grid);
                 let explains = |d: &Detection| {
                     let seen = rc.seen_on_grid(d);
