@@ -16,7 +16,7 @@
 //! positive margin ("you should be able to see some wood between the line and the
 //! weight").
 
-use crate::board::{Board, Hole, Layout, Shuffleboard, Sjoelbak, Surface, WasherBoard};
+use crate::board::{Board, GateFace, Hole, Layout, Shuffleboard, Sjoelbak, Surface, WasherBoard};
 use crate::geom::{BoardPoint, BoardPoint3, Direction, Footprint};
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +58,9 @@ pub enum Boundary {
     Flatness { hole: usize },
     /// The gate bar's front face, crossed by the disc's far edge.
     GateFront,
+    /// The gate bar's back (compartment-side) face, crossed by the disc's far edge: a board whose discs count
+    /// only once wholly past the bar ([`crate::board::GateFace::Back`]).
+    GateBack,
     /// The face of a partition between compartments, cleared by the disc's edge.
     Partition { partition: usize },
 }
@@ -275,8 +278,11 @@ pub fn washer_call(board: &Board, geometry: &WasherBoard, pose: WasherPose) -> M
 pub fn sjoel_call(geometry: &Sjoelbak, fp: Footprint) -> Measured<SjoelCall> {
     let (c, r) = (fp.centre, fp.radius_mm);
     let gate = Candidate {
-        boundary: Boundary::GateFront,
-        crossing: geometry.gate_front_mm - (c.y_mm + r),
+        boundary: match geometry.counts_past {
+            GateFace::Front => Boundary::GateFront,
+            GateFace::Back => Boundary::GateBack,
+        },
+        crossing: geometry.counting_face_mm() - (c.y_mm + r),
         towards: Some(Direction::TOWARDS_TARGET),
     };
     if gate.crossing <= 0.0 {
@@ -565,6 +571,49 @@ mod tests {
         let m = sjoel_call(&s, disc(29.0, 40.0));
         assert_eq!(value(m), Some(3));
         assert!(m.margin_mm.abs() < TOL, "{m:?}");
+    }
+
+    /// Rule 003's "passed the front side of the gate bar completely", read either way: a disc under the bar, its far
+    /// edge between the bar's faces, counts past the player-side face (the default) and not past the back face.
+    #[test]
+    fn a_disc_under_the_gate_bar_counts_by_the_face_the_board_names() {
+        let front = sjoel();
+        let back = Sjoelbak { counts_past: GateFace::Back, ..front.clone() };
+        let under = disc(50.0, 110.0 - 26.0);
+        let m = sjoel_call(&front, under);
+        assert!(matches!(m.call, SjoelCall::Compartment { .. }), "{m:?}");
+        assert_eq!(m.boundary, Boundary::GateFront);
+        assert!((m.margin_mm - 10.0).abs() < TOL, "{m:?}");
+        let m = sjoel_call(&back, under);
+        assert_eq!(m.call, SjoelCall::None);
+        assert_eq!(m.boundary, Boundary::GateBack);
+        assert!((m.margin_mm + 10.0).abs() < TOL, "{m:?}");
+        // Wholly past the back face: in either way.
+        let m = sjoel_call(&back, disc(50.0, 100.0 - 26.0 - 2.0));
+        assert!(matches!(m.call, SjoelCall::Compartment { .. }), "{m:?}");
+        assert!((m.margin_mm - 2.0).abs() < TOL, "{m:?}");
+        // The key round-trips through a board file, and a file without it keeps the front face.
+        let text = r#"
+format = 1
+name = "club"
+kind = "sjoelbak"
+[surface]
+width_mm = 400.0
+length_mm = 2000.0
+[sjoelbak]
+partition_width_mm = 6.0
+gate_back_mm = 100.0
+gate_front_mm = 120.0
+gate_opening_mm = 60.0
+counts_past = "back"
+disc_diameter_mm = 52.0
+disc_thickness_mm = 13.0
+compartments = [{ x_mm = 150.0, value = 2 }, { x_mm = 50.0, value = 3 }, { x_mm = -50.0, value = 4 }, { x_mm = -150.0, value = 1 }]
+"#;
+        let b = Board::from_toml(text, "test").unwrap();
+        assert_eq!(b.sjoelbak().unwrap().counts_past, GateFace::Back);
+        let b = Board::from_toml(&text.replace("counts_past = \"back\"\n", ""), "test").unwrap();
+        assert_eq!(b.sjoelbak().unwrap().counts_past, GateFace::Front);
     }
 
     /// Moves `fp` so that its decisive margin becomes `target`.

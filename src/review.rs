@@ -169,6 +169,7 @@ pub fn decisive(board: &Board, p: &PieceReport, radius_mm: f64, foul: FoulLine) 
             FoulLine::Short => line_at("the foul line", s.lines.short_foul_line_mm),
         },
         (Boundary::GateFront, Layout::Sjoelbak(s)) => line_at("the gate", s.gate_front_mm),
+        (Boundary::GateBack, Layout::Sjoelbak(s)) => line_at("the gate bar's back", s.gate_back_mm),
         (Boundary::EndOverhang, _) => Decisive {
             name: "the end of the board".into(),
             shape: across(0.0),
@@ -273,7 +274,7 @@ pub fn gap_text(p: &PieceReport, d: &Decisive) -> String {
                 format!("rises {rise:.1} mm: tilted by {by} over the {FLAT_RISE_MAX_MM} mm limit")
             }
         }
-        Boundary::GateFront => {
+        Boundary::GateFront | Boundary::GateBack => {
             if crossed {
                 format!("entirely past {n} by {by}")
             } else {

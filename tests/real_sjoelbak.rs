@@ -1,7 +1,8 @@
 //! Real photos of a real sjoelbak (fixtures/real-sjoelbak, MIT): set up as a user with no chessboard would, from
 //! four typed points and the phone's focal length (`setup --points --focal-px`), and scored with the pose trusted
 //! (its sigma from the points' residual). Every photo set up must have its counts right or need review: never a
-//! confidently wrong count. The one whose points fit within a pixel is scored right with nothing to review.
+//! confidently wrong count, and a disc too close to call by eye flagged. The one whose points fit within a pixel
+//! is scored right with nothing to review.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,10 +60,12 @@ fn score(photo: &str, scratch: &Path) -> (BTreeMap<u32, u32>, bool, Vec<String>)
     (by_value, r["needs_review"].as_bool().unwrap(), reasons)
 }
 
-fn labelled(photo: &str) -> BTreeMap<u32, u32> {
+/// The counts by eye per compartment value, and whether a disc is too close to call by eye.
+fn labelled(photo: &str) -> (BTreeMap<u32, u32>, bool) {
     let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir().join("labels.json")).unwrap()).unwrap();
-    let c = &labels["images"][format!("{photo}.jpg")]["compartments"];
-    c.as_object().unwrap().iter().map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap() as u32)).collect()
+    let image = &labels["images"][format!("{photo}.jpg")];
+    let counts = image["compartments"].as_object().unwrap().iter().map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap() as u32)).collect();
+    (counts, !image["uncertain"].as_array().unwrap().is_empty())
 }
 
 #[test]
@@ -76,8 +79,10 @@ fn real_photos_are_never_scored_confidently_wrong() {
     assert!(photos.len() >= 4, "{photos:?}");
     for photo in &photos {
         let (counts, review, reasons) = score(photo, &scratch);
-        let truth = labelled(photo);
+        let (truth, uncertain) = labelled(photo);
         assert!(counts == truth || review, "{photo}: counts {counts:?} where the photo shows {truth:?}, and no review");
+        // A disc too close to call by eye is one a right answer flags.
+        assert!(review || !uncertain, "{photo}: a disc the labels call uncertain, and no review");
         if photo == "IMG_20170624_152655" {
             // Points within a pixel (0.9 px RMS): nothing close, everything counted.
             assert_eq!(counts, truth, "{photo}");

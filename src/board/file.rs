@@ -3,7 +3,7 @@
 //! and the conversion to and from a [`Board`].
 
 use super::construction::{Construction, ConstructionKeys, ConstructionProblem};
-use super::layout::{Compartment, Hole, Layout, ShuffleLines, ShuffleVariant, Shuffleboard, Sjoelbak, WasherBoard};
+use super::layout::{Compartment, GateFace, Hole, Layout, ShuffleLines, ShuffleVariant, Shuffleboard, Sjoelbak, WasherBoard};
 use super::{Board, BoardError, BoardKind, Surface, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,6 +27,10 @@ struct ShuffleboardSection {
     variants: BTreeMap<String, ShuffleVariant>,
 }
 
+fn is_front(f: &GateFace) -> bool {
+    *f == GateFace::Front
+}
+
 /// The `[sjoelbak]` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,6 +40,9 @@ struct SjoelbakSection {
     gate_back_mm: f64,
     gate_front_mm: f64,
     gate_opening_mm: f64,
+    /// The face a disc must pass to count: `front` (the default) or `back`.
+    #[serde(default, skip_serializing_if = "is_front")]
+    counts_past: GateFace,
     /// Older files' place for `construction.wall_height_mm` (still read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     wall_height_mm: Option<f64>,
@@ -111,6 +118,7 @@ pub(super) fn to_toml(board: &Board) -> String {
                 gate_back_mm: s.gate_back_mm,
                 gate_front_mm: s.gate_front_mm,
                 gate_opening_mm: s.gate_opening_mm,
+                counts_past: s.counts_past,
                 wall_height_mm: None,
                 disc_diameter_mm: s.disc_diameter_mm,
                 disc_thickness_mm: s.disc_thickness_mm,
@@ -207,6 +215,7 @@ impl BoardFile {
                     gate_back_mm: s.gate_back_mm,
                     gate_front_mm: s.gate_front_mm,
                     gate_opening_mm: s.gate_opening_mm,
+                    counts_past: s.counts_past,
                     disc_diameter_mm: s.disc_diameter_mm,
                     disc_thickness_mm: s.disc_thickness_mm,
                     construction: c,

@@ -52,6 +52,20 @@ pub struct Compartment {
     pub value: u32,
 }
 
+/// The gate bar's face a disc must have passed entirely to count (rule 003 says "the front side of the gate bar",
+/// which readers take either way).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateFace {
+    /// The player-side face (`gate_front_mm`): a disc under the bar that does not reach it counts, as a gate
+    /// stopper shoved along that face would not move it (the reference board's reading, boards.md).
+    #[default]
+    Front,
+    /// The compartment-side face (`gate_back_mm`): only a disc wholly past the bar, into its compartment, counts
+    /// ("completely through the gate").
+    Back,
+}
+
 /// Sjoelbak geometry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sjoelbak {
@@ -63,6 +77,8 @@ pub struct Sjoelbak {
     pub gate_front_mm: f64,
     /// Width of each gate opening, centred on its compartment.
     pub gate_opening_mm: f64,
+    /// The face a disc must have passed entirely to count.
+    pub counts_past: GateFace,
     pub disc_diameter_mm: f64,
     pub disc_thickness_mm: f64,
     /// Walls, floor board, partitions' height, the gate bar's build, the floor below.
@@ -70,6 +86,14 @@ pub struct Sjoelbak {
 }
 
 impl Sjoelbak {
+    /// The `y` of the face a disc must have passed entirely to count ([`Sjoelbak::counts_past`]).
+    pub fn counting_face_mm(&self) -> f64 {
+        match self.counts_past {
+            GateFace::Front => self.gate_front_mm,
+            GateFace::Back => self.gate_back_mm,
+        }
+    }
+
     /// The `x` of every partition's centre line, ascending.
     pub fn partitions(&self) -> Vec<f64> {
         self.compartments.windows(2).map(|w| (w[0].x_mm + w[1].x_mm) / 2.0).collect()

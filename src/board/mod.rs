@@ -18,7 +18,7 @@ mod validate;
 pub use construction::{
     Construction, ConstructionKeys, ConstructionProblem, GateBar, ShuffleboardConstruction, SjoelbakConstruction, WasherConstruction,
 };
-pub use layout::{Compartment, Hole, Layout, PieceSize, ShuffleLines, ShuffleVariant, Shuffleboard, Sjoelbak, WasherBoard};
+pub use layout::{Compartment, GateFace, Hole, Layout, PieceSize, ShuffleLines, ShuffleVariant, Shuffleboard, Sjoelbak, WasherBoard};
 pub use solids::{Cup, Part, ShapedBy, SolidBox, Solids};
 
 use crate::geom::BoardPoint;
