@@ -125,7 +125,7 @@ fn locate_error(e: &crate::locate::LocateError) -> Failure {
 fn setup_error(e: &crate::setup::SetupError) -> Failure {
     use crate::setup::SetupError as E;
     match e {
-        E::NoFrames | E::PointsNeedOneFrame { .. } => Failure::Usage,
+        E::NoFrames | E::PointsNeedOneFrame { .. } | E::FocalLength { .. } => Failure::Usage,
         E::FrameSizes { .. } => Failure::Input,
         E::PointsUnconstrained { .. } | E::BoardNotFound { .. } | E::Unconstrained { .. } | E::NotConfirmed { .. } => Failure::Refused,
         E::Locate(source) => locate_error(source),

@@ -159,4 +159,11 @@ fn a_given_focal_length_is_held_and_typed_points_give_the_pose() {
     // 0.4 px per mm at 1000 px focal length: the board 2500 mm from the camera.
     let height = est.poses[0].pose.centre().z_mm;
     assert!((height - 2500.0).abs() < 1.0, "camera {height:.1} mm above the board");
+
+    // A focal length no camera has is refused before anything is fitted with it.
+    for absurd in [1e-3, 1e12] {
+        let err = setup::setup(&board, std::slice::from_ref(&frame), Some(&pts), &SetupConfig { focal_px: Some(absurd), ..cfg }).unwrap_err();
+        assert!(matches!(err, SetupError::FocalLength { .. }), "{absurd}: {err}");
+        assert!(!err.is_refusal());
+    }
 }

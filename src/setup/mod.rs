@@ -73,6 +73,8 @@ pub enum SetupError {
     NoFrames,
     #[error("frame {index} is {got_width}x{got_height}, the first is {want_width}x{want_height}: all frames must come from one camera")]
     FrameSizes { index: usize, got_width: u32, got_height: u32, want_width: u32, want_height: u32 },
+    #[error("the focal length given ({focal_px} px) is not a real camera's for {width}x{height} frames: {problem}")]
+    FocalLength { focal_px: f64, width: u32, height: u32, problem: String },
     #[error("typed points are for one frame; {frames} frames were given")]
     PointsNeedOneFrame { frames: usize },
     #[error("the points do not fix the focal length: {reason}")]
@@ -186,6 +188,9 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
         if (f.width(), f.height()) != (w, h) {
             return Err(SetupError::FrameSizes { index, got_width: f.width(), got_height: f.height(), want_width: w, want_height: h });
         }
+    }
+    if let Some(f) = cfg.focal_px {
+        centred_camera(w, h, f, cfg.lens).check().map_err(|e| SetupError::FocalLength { focal_px: f, width: w, height: h, problem: e.to_string() })?;
     }
     let (start, camera, poses) = match points {
         Some(pts) => {
