@@ -437,21 +437,7 @@ mod tests {
     use super::*;
 
     fn washer(team: Team, x: f64, y: f64, top_z: f64) -> Detection {
-        Detection {
-            kind: PieceKind::Washer,
-            team: Some(team),
-            footprint: Footprint::new(BoardPoint::new(x, y), 31.75),
-            top_z_mm: top_z,
-            tilt_deg: 0.0,
-            sigma_mm: 0.2,
-            fit_rms_mm: 0.1,
-            edges_found: 60,
-            probes: 64,
-            mm_per_px: 1.5,
-            doubt: None,
-            measured_by: crate::detect::MeasuredBy::Outline,
-            outline_radius_mm: None,
-        }
+        Detection::clean_outline(PieceKind::Washer, Some(team), Footprint::new(BoardPoint::new(x, y), 31.75), top_z)
     }
 
     fn state(hole: usize, p: [f32; 6]) -> HoleState {

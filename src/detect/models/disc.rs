@@ -269,7 +269,6 @@ impl PieceModel for DiscModel {
 mod tests {
     use super::*;
     use crate::board::Board;
-    use crate::detect::MeasuredBy;
     use crate::piece::PieceKind;
 
     fn model() -> DiscModel {
@@ -278,21 +277,7 @@ mod tests {
     }
 
     fn disc(x: f64, y: f64, top_z: f64) -> Detection {
-        Detection {
-            kind: PieceKind::Disc,
-            team: None,
-            footprint: Footprint::new(BoardPoint::new(x, y), 26.0),
-            top_z_mm: top_z,
-            tilt_deg: 0.0,
-            sigma_mm: 0.2,
-            fit_rms_mm: 0.1,
-            edges_found: 60,
-            probes: 64,
-            mm_per_px: 1.5,
-            doubt: None,
-            measured_by: MeasuredBy::Outline,
-            outline_radius_mm: None,
-        }
+        Detection::clean_outline(PieceKind::Disc, None, Footprint::new(BoardPoint::new(x, y), 26.0), top_z)
     }
 
     #[test]
