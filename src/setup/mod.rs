@@ -192,22 +192,6 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
     if let Some(f) = cfg.focal_px {
         centred_camera(w, h, f, cfg.lens).check().map_err(|e| SetupError::FocalLength { focal_px: f, width: w, height: h, problem: e.to_string() })?;
     }
-    let (start, camera, poses) = match points {
-        Some(pts) => {
-            if frames.len() != 1 {
-                return Err(SetupError::PointsNeedOneFrame { frames: frames.len() });
-            }
-            let (camera, pose) = match cfg.focal_px {
-                Some(f) => points::pose_from_points(board, centred_camera(w, h, f, cfg.lens), pts)?,
-                None => points::focal_from_points(board, w, h, pts, cfg.lens)?,
-            };
-            (SetupStart::Points, camera, vec![pose])
-        }
-        None => {
-            let (camera, poses) = automatic_start(board, frames, cfg)?;
-            (SetupStart::Automatic, camera, poses)
-        }
-    };
     let mut assumptions: Vec<String> = ["square pixels (fx = fy)", "principal point at the image centre", "no tangential distortion"].map(String::from).into();
     if let Some(f) = cfg.focal_px {
         assumptions.push(format!("the focal length given ({f:.1} px), not estimated: its sigma is not measured"));
@@ -221,22 +205,40 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
             .into(),
         );
     }
-    if let (Some(pts), Some(_), false) = (points, cfg.focal_px, cfg.distortion) {
-        // Typed points with the camera given: nothing is left to estimate, and the points are the evidence, as for
-        // `locate --points` (a board whose build differs from its file's may leave its edges unconfirmed).
-        let bp = locate_from_points(board, &camera, pts, &cfg.locate)?;
-        assumptions.push("the pose is the typed points' alone: the board's edges were not used".into());
-        return Ok(CameraSetup {
-            start,
-            lens: cfg.lens,
-            camera,
-            focal_sigma_px: 0.0,
-            distortion_sigma: Vec::new(),
-            poses: vec![bp],
-            edge_cost_px2: f64::NAN,
-            assumptions,
-        });
-    }
+    let (start, camera, poses) = match points {
+        Some(pts) => {
+            if frames.len() != 1 {
+                return Err(SetupError::PointsNeedOneFrame { frames: frames.len() });
+            }
+            if let (Some(f), false) = (cfg.focal_px, cfg.distortion) {
+                // Typed points with the camera given: nothing is left to estimate, and the points are the evidence,
+                // as for `locate --points` (a board whose build differs from its file's may leave its edges
+                // unconfirmed).
+                let camera = centred_camera(w, h, f, cfg.lens);
+                let bp = locate_from_points(board, &camera, pts, &cfg.locate)?;
+                assumptions.push("the pose is the typed points' alone: the board's edges were not used".into());
+                return Ok(CameraSetup {
+                    start: SetupStart::Points,
+                    lens: cfg.lens,
+                    camera,
+                    focal_sigma_px: 0.0,
+                    distortion_sigma: Vec::new(),
+                    poses: vec![bp],
+                    edge_cost_px2: f64::NAN,
+                    assumptions,
+                });
+            }
+            let (camera, pose) = match cfg.focal_px {
+                Some(f) => points::pose_from_points(board, centred_camera(w, h, f, cfg.lens), pts)?,
+                None => points::focal_from_points(board, w, h, pts, cfg.lens)?,
+            };
+            (SetupStart::Points, camera, vec![pose])
+        }
+        None => {
+            let (camera, poses) = automatic_start(board, frames, cfg)?;
+            (SetupStart::Automatic, camera, poses)
+        }
+    };
     let mut refiner = refine::Refiner::new(board, frames, cfg.lens);
     let est = refiner.run(camera, poses, cfg.distortion, cfg.focal_px.is_some())?;
     // The final word is locate's own verdict in every frame, with the set-up camera.
