@@ -654,10 +654,9 @@ fn run(cli: Cli) -> Result<()> {
             let frame = boardcall::frame::Frame::load(&image)?;
             let pose_input = match pose {
                 Some(p) if trust_pose => {
-                    let pose = boardcall::camera::CameraPose::load(&p)?;
-                    match boardcall::camera::CameraPose::load_position_sigma(&p)? {
-                        Some(position_sigma_mm) => boardcall::score::PoseInput::Recorded { pose, position_sigma_mm },
-                        None => boardcall::score::PoseInput::Trusted(pose),
+                    match boardcall::camera::CameraPose::load_recorded(&p)? {
+                        (pose, Some(position_sigma_mm)) => boardcall::score::PoseInput::Recorded { pose, position_sigma_mm },
+                        (pose, None) => boardcall::score::PoseInput::Trusted(pose),
                     }
                 }
                 Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),

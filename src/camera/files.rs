@@ -285,9 +285,20 @@ pub(super) fn load_camera(path: &Path) -> Result<Camera, CameraError> {
 
 /// Reads and checks a pose file ([`CameraPose::load`]).
 pub(super) fn load_pose(path: &Path) -> Result<CameraPose, CameraError> {
+    pose_in(&open_storage(path)?, path)
+}
+
+/// A pose file's pose ([`load_pose`]) and the `position_sigma_mm` it records (written by `locate -o` and `setup`):
+/// `None` when the file has none or records it as unknown (not a number); an error when it is negative.
+pub(super) fn load_pose_recorded(path: &Path) -> Result<(CameraPose, Option<f64>), CameraError> {
     let fs = open_storage(path)?;
+    Ok((pose_in(&fs, path)?, pose_sigma_in(&fs, path)?))
+}
+
+/// The pose in an opened pose file `fs` read from `path`.
+fn pose_in(fs: &FileStorage, path: &Path) -> Result<CameraPose, CameraError> {
     let vec3 = |key: &str| -> Result<[f64; 3], CameraError> {
-        match read_numbers(&fs, path, key)?.as_slice() {
+        match read_numbers(fs, path, key)?.as_slice() {
             [a, b, c] if [a, b, c].iter().all(|v| v.is_finite()) => Ok([*a, *b, *c]),
             [a, b, c] => Err(field(path, key, format!("= [{a}, {b}, {c}]: values must be finite"))),
             v => Err(field(path, key, format!("has {} values; it is a 3-vector", v.len()))),
@@ -313,12 +324,10 @@ pub(super) fn load_pose(path: &Path) -> Result<CameraPose, CameraError> {
     Ok(CameraPose::from_rvec_tvec(rvec, tvec))
 }
 
-/// The `position_sigma_mm` a pose file records (written by `locate -o` and `setup`): `None` when the file has
-/// none or records it as unknown (not a number); an error when it is negative.
-pub(super) fn load_pose_sigma(path: &Path) -> Result<Option<f64>, CameraError> {
+/// The `position_sigma_mm` an opened pose file `fs` read from `path` records.
+fn pose_sigma_in(fs: &FileStorage, path: &Path) -> Result<Option<f64>, CameraError> {
     const KEY: &str = "position_sigma_mm";
-    let fs = open_storage(path)?;
-    let Some(n) = node(&fs, KEY)? else { return Ok(None) };
+    let Some(n) = node(fs, KEY)? else { return Ok(None) };
     if !(cv(KEY, n.is_real())? || cv(KEY, n.is_int())?) {
         return Err(field(path, KEY, "is not a number"));
     }

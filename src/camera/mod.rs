@@ -438,10 +438,10 @@ impl CameraPose {
         files::load_pose(path)
     }
 
-    /// The uncertainty a pose file records for the pose (`position_sigma_mm`, mm: what the pose adds to every
-    /// footprint's sigma), if it records one (see [`files`]).
-    pub fn load_position_sigma(path: &Path) -> Result<Option<f64>, CameraError> {
-        files::load_pose_sigma(path)
+    /// Reads a pose file as [`CameraPose::load`] does, with the uncertainty it records for the pose
+    /// (`position_sigma_mm`, mm: what the pose adds to every footprint's sigma) if it records one.
+    pub fn load_recorded(path: &Path) -> Result<(CameraPose, Option<f64>), CameraError> {
+        files::load_pose_recorded(path)
     }
 
     /// The pose as OpenCV FileStorage YAML text (`rvec`, `tvec` in board mm, plus extra numbers), for the caller
