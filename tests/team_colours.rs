@@ -74,9 +74,18 @@ fn hue_distance(a: f32, b: f32) -> f32 {
     d.min(360.0 - d)
 }
 
+/// The fixture re-rendered with crimson and pale blue pieces (once for all tests).
+fn pale_scene() -> &'static (Frame, Fixture) {
+    static SCENE: OnceLock<(Frame, Fixture)> = OnceLock::new();
+    SCENE.get_or_init(|| render_with(CRIMSON, PALE_BLUE, "pale"))
+}
+
 /// Every true piece is reported, with its team, at its place, with its call.
 fn every_piece_read(report: &FrameReport) {
-    let (_, f) = scene();
+    every_piece_read_in(scene(), report)
+}
+
+fn every_piece_read_in((_, f): &(Frame, Fixture), report: &FrameReport) {
     for t in &f.truth.pieces {
         let found = report.pieces.iter().find(|p| {
             p.team == t.team && (p.x_mm - t.footprint.centre.x_mm).hypot(p.y_mm - t.footprint.centre.y_mm) < SAME_PIECE_MM
@@ -103,16 +112,28 @@ fn the_standard_colours_alone_flag_the_frame_instead_of_dropping_its_pieces() {
 
 #[test]
 fn pale_pieces_below_their_teams_floor_flag_the_frame_with_their_team() {
-    let pale = render_with(CRIMSON, PALE_BLUE, "pale");
-    let report = score_scene(&pale, DetectorConfig { teams_source: TeamsSource::Given, ..Default::default() });
+    let pale = pale_scene();
+    let report = score_scene(pale, DetectorConfig { teams_source: TeamsSource::Given, ..Default::default() });
     assert!(report.needs_review, "{report:?}");
-    let (_, f) = &pale;
+    let (_, f) = pale;
     let blues = f.truth.pieces.iter().filter(|t| t.team == Some(Team::Blue)).count();
     let read = report.pieces.iter().filter(|p| p.team == Some(Team::Blue)).count();
     // Every blue piece is either read or named as pale paint of blue's hue, never dropped silently.
     let pale_reasons = report.review_reasons.iter().filter(|r| r.contains("Blue's hue") && r.contains("paler than its colour allows")).count();
     assert!(read + pale_reasons >= blues, "{read} read, {pale_reasons} named of {blues}: {:?}", report.review_reasons);
     assert!(pale_reasons > 0, "{:?}", report.review_reasons);
+}
+
+#[test]
+fn pale_pieces_are_learned_from_the_frame_and_read() {
+    // Paint washed out below its team's standard floor is still paint: learned
+    // from the frame (hue and a floor fitted to it), every piece is read.
+    let pale = pale_scene();
+    let report = score_scene(pale, DetectorConfig::default());
+    assert_eq!(report.teams_source, TeamsSource::Learned, "{:?}", report.teams);
+    let blue = report.teams.iter().find(|t| t.team == Team::Blue).unwrap().colour;
+    assert!(blue.min_saturation < 0.25, "the learned blue keeps the standard floor: {blue:?}");
+    every_piece_read_in(pale, &report);
 }
 
 #[test]

@@ -26,11 +26,11 @@ const PAINT_MIN_VALUE: f32 = 0.12;
 /// cool light's tint on pale wood stay below it. Such paint, piece-sized and
 /// not accounted for by a piece, makes the frame need review: it is never
 /// scored as a piece by its colour alone, and never silently dropped.
-const PALE_PAINT_MIN_SATURATION: f32 = 0.15;
+pub(super) const PALE_PAINT_MIN_SATURATION: f32 = 0.15;
 /// Pale paint is paint in the light, at least this bright (value): colour as
 /// unsaturated and darker is a shadow or a hole's inside lit by a cool sky
 /// (own renders: 0.15-0.35 at 0.20 saturation), not a piece.
-const PALE_PAINT_MIN_VALUE: f32 = 0.5;
+pub(super) const PALE_PAINT_MIN_VALUE: f32 = 0.5;
 /// A hue within this many degrees of the board's own (its surface cells'
 /// saturation-weighted mean hue) is the board: lacquered wood varies by
 /// 10-15 degrees over its grain and under the fixtures' lights.
@@ -60,7 +60,7 @@ const LEARN_BOARD_GAP_DEG: f32 = 10.0;
 /// A learned colour's saturation floor: this fraction of its cells' 10th
 /// percentile (shade and glare on a cap lower it), within the bounds below.
 const LEARN_SATURATION_FRACTION: f32 = 0.7;
-const LEARN_MIN_SATURATION: f32 = 0.2;
+const LEARN_MIN_SATURATION: f32 = PALE_PAINT_MIN_SATURATION;
 /// The board's own cells in a learned colour's window may cover at most this
 /// many pieces' worth (scattered: grain and light put some board at any hue
 /// near its own; the opening removes them): the colour's saturation floor
@@ -252,6 +252,14 @@ fn paint(hsv: [f32; 3], board: Option<f32>) -> bool {
     hsv[1] >= PAINT_MIN_SATURATION && hsv[2] >= PAINT_MIN_VALUE && board.is_none_or(|b| hue_distance(hsv[0], b) > BOARD_HUE_MARGIN_DEG)
 }
 
+/// Whether a cell's colour may be a piece's paint, pale paint included (pieces
+/// washed out by the light or made pale): paint, or colour of at least the pale
+/// floors away from the board's hue. What the teams' colours are learned from.
+fn piece_paint(hsv: [f32; 3], board: Option<f32>) -> bool {
+    let off_board = board.is_none_or(|b| hue_distance(hsv[0], b) > BOARD_HUE_MARGIN_DEG);
+    paint(hsv, board) || (off_board && hsv[1] >= PALE_PAINT_MIN_SATURATION && hsv[2] >= PALE_PAINT_MIN_VALUE)
+}
+
 /// Paint no team's colour explains, on the playing surface, in `mask` (opened
 /// like the teams' masks): of no team's hue, or of a team's hue but paler than
 /// its floor (down to [`PALE_PAINT_MIN_SATURATION`]); whether there is any (most
@@ -342,7 +350,7 @@ pub(super) fn learn(cx: &Ctx, board: Option<f32>, standard: &[TeamColour]) -> Op
     let (g, [h, s, v]) = (&cx.geo.grid, cx.hsv);
     let mut mask = GrayImage::new(g.cols, g.rows);
     for (i, m) in mask.iter_mut().enumerate() {
-        if !h[i].is_nan() && paint([h[i], s[i], v[i]], board) {
+        if !h[i].is_nan() && piece_paint([h[i], s[i], v[i]], board) {
             *m = 255;
         }
     }
@@ -413,7 +421,9 @@ pub(super) fn learn(cx: &Ctx, board: Option<f32>, standard: &[TeamColour]) -> Op
             }
             min_saturation = min_saturation.max(above);
         }
-        let colour = ColourClass { hue_deg: hue, hue_tolerance_deg: tol, min_saturation, min_value: BLUE.min_value, max_saturation: 1.0 };
+        // A pale colour is pale paint in the light: as unsaturated and darker is shadow.
+        let min_value = if min_saturation < PAINT_MIN_SATURATION { PALE_PAINT_MIN_VALUE } else { BLUE.min_value };
+        let colour = ColourClass { hue_deg: hue, hue_tolerance_deg: tol, min_saturation, min_value, max_saturation: 1.0 };
         let team = names[k];
         if let Some(t) = teams.iter_mut().find(|t| t.team == team) {
             let off = hue_distance(hue, t.colour.hue_deg);

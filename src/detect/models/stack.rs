@@ -4,9 +4,13 @@
 //! much of its outline to fit.
 
 use crate::board::WasherBoard;
-use crate::detect::sight::Occluders;
+use crate::detect::sight::{FlatPiece, Occluders};
 use crate::detect::verify::{hole_under, Ctx};
-use crate::detect::{Detection, Detections};
+use crate::detect::colour::ColourClass;
+use crate::detect::teams::PALE_PAINT_MIN_SATURATION;
+use crate::detect::teams::PALE_PAINT_MIN_VALUE;
+use crate::detect::{Detection, Detections, Unexplained};
+use crate::piece::Team;
 use crate::geom::{BoardPoint, BoardPoint3, Footprint};
 use crate::measure::{CircleFit, FitConfig};
 
@@ -43,6 +47,23 @@ const STACK_MAJORITY: f64 = 0.75;
 /// centre's uncertainty follows from the arc's span, however dense.
 const STACK_LOWER_PROBE_FACTOR: usize = 2;
 
+/// A washer placed under one of its own team lies at least this fraction of
+/// a ring's width (outer less inner radius) from it: the offset at which the
+/// template's middle row of ring points comes into view past the upper
+/// washer's outline. Less shows only the outer row, which the upper washer's
+/// own side, seen obliquely, could fill.
+const MIN_STACK_OFFSET: f64 = 0.5;
+
+/// A team's paint on a cup's floor clear of the washers found there (beyond
+/// [`CUP_PAINT_MARGIN_MM`] of their outlines), of at least this fraction of a
+/// washer's area, is a washer under them: the floor is not painted, and light
+/// and blur leave at most 0.11 of a washer beside a single one on the
+/// committed fixtures.
+const MIN_CUP_PAINT_FRACTION: f64 = 0.2;
+/// Paint within this distance (mm) of a found washer's outline is that
+/// washer's: its side seen obliquely (3.2 mm tall) and its outline's blur.
+const CUP_PAINT_MARGIN_MM: f64 = 2.0;
+
 /// Washers of two teams overlapping on one cup's floor lie one on the
 /// other: the colour where their rings overlap says which is on top. The
 /// upper one rests between flat on the lower (one washer's thickness up)
@@ -77,6 +98,7 @@ pub(super) fn settle_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
             }
         }
     }
+    under_own_team(cx, w, out, &mut over);
     if over.iter().all(Vec::is_empty) {
         return;
     }
@@ -119,6 +141,89 @@ pub(super) fn settle_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
             out.pieces[i].take(&f, f.centre_sigma_mm);
         }
     }
+}
+
+/// A washer lying under one of its own team on a cup's floor: the colour
+/// cannot tell the two apart, and the upper one's outline is the one fitted.
+/// With every washer found in the cup hiding what lies under it, the team's
+/// colour still in view on the floor is placed as a washer's ring
+/// ([`cup_template`]); one whose centre lies at least [`MIN_STACK_OFFSET`] of
+/// a ring's width from every washer of its team in the cup is a washer of its
+/// own. It goes under the one it overlaps (`over`), which is then measured as
+/// lying on it. Where none can be placed, the team's paint left in view on the
+/// floor is a washer too little shows of: review ([`paint_left_in_cup`]).
+fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Vec<Vec<usize>>) {
+    let (r, t) = (cx.geo.shape.radius_mm, w.washer_thickness_mm);
+    let floor_top = -w.cup_depth_mm + t;
+    let ring_width = r - w.washer_inner_diameter_mm / 2.0;
+    // On the floor or on a washer there, lying flat.
+    let in_cup = |d: &Detection, h: &crate::board::Hole| {
+        d.team.is_some() && d.tilt_deg.abs() <= 1.0 && d.top_z_mm <= floor_top + t + 1e-6 && d.footprint.centre.distance(h.centre()) < h.radius()
+    };
+    for (hole, h) in w.holes.iter().enumerate() {
+        let cup: Vec<usize> = (0..out.pieces.len()).filter(|&i| in_cup(&out.pieces[i], h)).collect();
+        let mut teams: Vec<_> = cup.iter().filter_map(|&i| out.pieces[i].team).collect();
+        teams.dedup();
+        for team in teams {
+            // The washers found hide the floor as they would lying on one more washer (the template
+            // samples the top of a washer on the floor, where their own tops were measured).
+            let lifted = |d: &Detection| FlatPiece::on(&cx.geo.board, d.kind, d.footprint, d.top_z_mm.max(floor_top) + t);
+            let hiding = Occluders::new(cup.iter().map(|&j| lifted(&out.pieces[j])).collect());
+            let class = cx.class_of(Some(team));
+            let lc = cx.hidden_by(&hiding);
+            let own: Vec<usize> = cup.iter().copied().filter(|&j| out.pieces[j].team == Some(team)).collect();
+            let apart = |f: &CircleFit| own.iter().all(|&j| out.pieces[j].footprint.centre.distance(f.footprint.centre) >= MIN_STACK_OFFSET * ring_width);
+            let placed = cup_template(&lc, w, hole, class).filter(apart).and_then(|f| cx.finish(f, floor_top, Some(team), class).ok());
+            let Some(lower) = placed else {
+                let found: Vec<BoardPoint> = cup.iter().map(|&j| out.pieces[j].footprint.centre).collect();
+                out.unexplained.extend(paint_left_in_cup(&lc, w, hole, &found, team, class));
+                continue;
+            };
+            let c = lower.footprint.centre;
+            let upper: Vec<usize> = own.into_iter().filter(|&j| out.pieces[j].footprint.centre.distance(c) < 2.0 * r).collect();
+            out.pieces.push(lower);
+            over.push(upper);
+        }
+    }
+}
+
+/// The team's paint (pale paint in the light included: [`PALE_PAINT_MIN_SATURATION`])
+/// in view on hole `hole`'s floor with the washers found hiding theirs (`cx`'s
+/// occluders), where no washer could be placed: of at least
+/// [`MIN_CUP_PAINT_FRACTION`] of a washer, it is a washer under them that too
+/// little shows of to place, and the frame needs review.
+fn paint_left_in_cup(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], team: Team, class: usize) -> Option<Unexplained> {
+    let colour = cx.colour(class)?;
+    let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
+    let (h, r, cell) = (w.holes[hole], cx.geo.shape.radius_mm, CUP_TEMPLATE_CELL_MM);
+    let z = -w.cup_depth_mm + w.washer_thickness_mm;
+    let n = (h.radius() / cell).ceil() as i32;
+    let (mut count, mut sx, mut sy) = (0usize, 0.0, 0.0);
+    for dy in -n..=n {
+        for dx in -n..=n {
+            let p = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
+            let beside_found = found.iter().any(|c| p.distance(*c) < r + CUP_PAINT_MARGIN_MM);
+            if p.distance(h.centre()) > h.radius() || beside_found || !cx.sees(p.at_height(z)) {
+                continue;
+            }
+            let Some(hsv) = cx.hsv_at(p.at_height(z)) else { continue };
+            if colour.contains(hsv) || pale.contains(hsv) {
+                (count, sx, sy) = (count + 1, sx + p.x_mm, sy + p.y_mm);
+            }
+        }
+    }
+    let area_mm2 = count as f64 * cell * cell;
+    let pieces = area_mm2 / (std::f64::consts::PI * r * r);
+    (pieces >= MIN_CUP_PAINT_FRACTION).then(|| Unexplained {
+        kind: cx.geo.shape.kind,
+        team: Some(team),
+        centre: BoardPoint::new(sx / count as f64, sy / count as f64),
+        area_mm2,
+        reason: format!(
+            "{pieces:.2} washers' worth of team {team:?}'s colour on hole {hole}'s floor beside the washer(s) found there, \
+             too little of an outline to place: another washer under them?"
+        ),
+    })
 }
 
 /// Of two washers overlapping on a cup's floor, whether `a` lies on `b`

@@ -1,0 +1,85 @@
+//! Two washers of one team in one cup (issue 14, item 4): the colour cannot tell
+//! them apart, so the lower one is placed by what of its ring shows past the
+//! upper one, and where too little shows to place it the frame needs review,
+//! never a silent miss. The committed two-in-a-hole scene (a red washer under a
+//! blue one in hole 1) re-rendered with both washers red, scored with the true pose.
+mod common;
+use boardcall::board::Board;
+use boardcall::calls::FoulLine;
+use boardcall::camera::CameraPose;
+use boardcall::detect::DetectorConfig;
+use boardcall::fixture::Fixture;
+use boardcall::frame::Frame;
+use boardcall::geom::BoardPoint;
+use boardcall::piece::Team;
+use boardcall::render::{LoadedScene, Scene};
+use boardcall::score::{score_frame, FrameReport, PoseInput};
+use std::path::Path;
+
+const FIXTURE: &str = "36-holeyboard-two_in_hole";
+/// A washer placed by its outline is within a millimetre of the truth on the
+/// committed set (the lower of a stack, fitted on the arc that shows, the least
+/// sure of them); further than this it is another piece.
+const SAME_PIECE_MM: f64 = 2.0;
+
+/// The scene with hole 1's upper washer (blue#1) made red (red#2) and the red
+/// washer on the board (red#2) made blue (blue#1), three a side as HoleyBoard is
+/// played, `edit`ed, rendered and scored; with where hole 1's two washers lie.
+fn scored(tag: &str, edit: impl Fn(&mut LoadedScene)) -> (FrameReport, [BoardPoint; 2]) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes").join(FIXTURE);
+    let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
+    for p in &mut ls.scene.pieces {
+        p.id = match p.id.to_string().as_str() {
+            "blue#1" => "red#2".parse().unwrap(),
+            "red#2" => "blue#1".parse().unwrap(),
+            _ => p.id,
+        };
+    }
+    edit(&mut ls);
+    let at = |id: &str| ls.scene.pieces.iter().find(|p| p.id.to_string() == id).map(|p| BoardPoint::new(p.x_mm, p.y_mm)).unwrap();
+    let in_hole_1 = [at("red#1"), at("red#2")];
+    let scratch = common::scratch("washer_stacks", tag);
+    let path = scratch.join("image.png");
+    boardcall::render::render(&ls, 2).save(&path).unwrap();
+    let f = Fixture::load(&dir).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let frame = Frame::load(&path).unwrap();
+    let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
+    (report, in_hole_1)
+}
+
+/// Red's washers called in, and the holes' worth of them.
+fn red_in(report: &FrameReport) -> (usize, u32) {
+    let ins: Vec<_> = report.pieces.iter().filter(|p| p.team == Some(Team::Red) && p.call == "in").collect();
+    (ins.len(), ins.iter().filter_map(|p| p.value).sum())
+}
+
+#[test]
+fn the_lower_of_two_washers_of_one_team_in_a_cup_is_placed_and_counted() {
+    let (report, in_hole_1) = scored("placed", |_| {});
+    for c in in_hole_1 {
+        let found = report.pieces.iter().find(|p| p.team == Some(Team::Red) && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM);
+        let p = found.unwrap_or_else(|| panic!("the washer at ({:.1}, {:.1}) not read: {:?}", c.x_mm, c.y_mm, report.pieces));
+        assert_eq!(p.call, "in", "{p:?}");
+    }
+    // 5 (hole 0) + 3 + 3 (both in hole 1).
+    assert_eq!(red_in(&report), (3, 11), "{:?}", report.pieces);
+    assert!(!report.needs_review, "{:?}", report.review_reasons);
+}
+
+#[test]
+fn a_lower_washer_mostly_hidden_is_placed_or_makes_the_frame_need_review() {
+    // The upper washer moved to lie flat 8 mm off the lower one: a crescent narrower than the
+    // half ring a washer is placed by (10.3 mm) past the upper's outline as measured, which
+    // a fit pulled towards the lower one's colour may still leave. Nearer than about 7 mm
+    // (this camera, 1.3 m up) the lower washer is not seen at all: a limit, not tested.
+    let (report, _) = scored("hidden", |ls| {
+        let lower = ls.scene.pieces.iter().find(|p| p.id.to_string() == "red#1").map(|p| (p.x_mm, p.y_mm)).unwrap();
+        let upper = ls.scene.pieces.iter_mut().find(|p| p.id.to_string() == "red#2").unwrap();
+        (upper.x_mm, upper.y_mm, upper.tilt_deg) = (lower.0 + 8.0, lower.1, 0.0);
+    });
+    let (n, _) = red_in(&report);
+    assert!(n == 3 || report.needs_review, "a lower washer missed without review: {:?}", report.pieces);
+    assert!(n <= 3, "{:?}", report.pieces);
+}
