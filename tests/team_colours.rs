@@ -40,11 +40,18 @@ fn root() -> &'static Path {
 /// pale caps of the external renders do; these are its linear values.
 const PALE_BLUE: [f64; 3] = [0.393, 0.478, 0.831];
 
-/// The fixture re-rendered with other team colours: the frame and its fixture.
-fn render_with(red: [f64; 3], blue: [f64; 3], tag: &str) -> (Frame, Fixture) {
+/// A paler blue: sRGB (0.60, 0.66, 0.90), rendered at saturation 0.25-0.31,
+/// straddling the standard blue's floor: the blue mask sees such a piece in
+/// fragments; these are its linear values.
+const STRADDLING_BLUE: [f64; 3] = [0.3185, 0.3931, 0.7874];
+
+/// The fixture re-rendered with other team colours (`None`: the scene's own red): the frame and its fixture.
+fn render_with(red: impl Into<Option<[f64; 3]>>, blue: [f64; 3], tag: &str) -> (Frame, Fixture) {
     let dir = root().join("fixtures/scenes").join(FIXTURE);
     let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
-    ls.scene.appearance.red_colour = red;
+    if let Some(red) = red.into() {
+        ls.scene.appearance.red_colour = red;
+    }
     ls.scene.appearance.blue_colour = blue;
     let img = boardcall::render::render(&ls, 2);
     let scratch = common::scratch("team_colours", tag);
@@ -122,6 +129,17 @@ fn pale_pieces_below_their_teams_floor_flag_the_frame_with_their_team() {
     let pale_reasons = report.review_reasons.iter().filter(|r| r.contains("Blue's hue") && r.contains("paler than its colour allows")).count();
     assert!(read + pale_reasons >= blues, "{read} read, {pale_reasons} named of {blues}: {:?}", report.review_reasons);
     assert!(pale_reasons > 0, "{:?}", report.review_reasons);
+}
+
+#[test]
+fn pale_paint_straddling_its_teams_floor_is_read_or_flagged_never_dropped() {
+    let scene = render_with(None, STRADDLING_BLUE, "straddling");
+    let report = score_scene(&scene, DetectorConfig::default());
+    let (_, f) = &scene;
+    let blues = f.truth.pieces.iter().filter(|t| t.team == Some(Team::Blue)).count();
+    let read = report.pieces.iter().filter(|p| p.team == Some(Team::Blue)).count();
+    assert!(read <= blues, "{:?}", report.pieces);
+    assert!(read == blues || report.needs_review, "{read} of {blues} blue pieces read, and no review: {:?}", report.pieces);
 }
 
 #[test]

@@ -40,6 +40,14 @@ const BOARD_HUE_MARGIN_DEG: f32 = 20.0;
 /// cells of a surface of tens to hundreds of thousands tell its mean hue to a
 /// fraction of a degree, at a small part of the cost of them all.
 const BOARD_HUE_STRIDE: usize = 29;
+/// A piece-sized blob of a team's hue, down to the pale floor, that no piece
+/// found accounts for is left to the team's own accounting if at least this
+/// share of it lies in the team's mask (a piece the team's colour sees but
+/// could not fit). Less, and the team's mask sees it in fragments (pale paint
+/// straddling the team's saturation floor, the thin fragments opened away): a
+/// pale piece. A piece of the team's full colour misses its mask only at its
+/// rim's blur, some tenth of its cells.
+const TEAM_MASK_SHARE: f64 = 0.5;
 /// Colour no team explains of at least this many pieces' worth makes the frame
 /// need review: half a piece is more than a shadow's tint or a found piece's
 /// fringe (both removed first) leave.
@@ -316,10 +324,11 @@ pub(super) fn unexplained_colour(cx: &Ctx, foreign: &GrayImage, out: &Detections
         .filter_map(|b| {
             let hue = blob_hue(cx, &b).unwrap_or(f32::NAN);
             let sat = blob_saturation(cx, &b);
-            let paler = cx.teams.iter().find(|t| hue_distance(hue, t.colour.hue_deg) <= t.colour.hue_tolerance_deg);
+            let class = cx.teams.iter().position(|t| hue_distance(hue, t.colour.hue_deg) <= t.colour.hue_tolerance_deg);
+            let paler = class.map(|k| &cx.teams[k]);
             let what = match paler {
-                // Mostly the team's own colour: its accounting reports it.
-                Some(t) if sat >= t.colour.min_saturation => return None,
+                // Mostly in the team's own mask: its accounting reports it.
+                Some(_) if class.is_some_and(|k| blob_share_in(cx, &b, &cx.masks[k]) >= TEAM_MASK_SHARE) => return None,
                 Some(t) => format!("of team {:?}'s hue ({hue:.0} degrees) but paler than its colour allows (saturation {sat:.2}): a pale piece?", t.team),
                 None => format!("of a colour no team's colour explains (hue {hue:.0} degrees): a piece of another colour?"),
             };
@@ -446,6 +455,13 @@ fn blob_hue(cx: &Ctx, b: &Blob) -> Option<f32> {
         let i = r as usize * cols + c as usize;
         (h[i], s[i])
     }))
+}
+
+/// The share of a blob's cells set in `mask`.
+fn blob_share_in(cx: &Ctx, b: &Blob, mask: &GrayImage) -> f64 {
+    let cols = cx.geo.grid.cols as usize;
+    let set = b.cells.iter().filter(|&&(c, r)| mask.as_raw()[r as usize * cols + c as usize] > 0).count();
+    set as f64 / b.cells.len().max(1) as f64
 }
 
 /// The median saturation of a blob's cells.
