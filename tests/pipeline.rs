@@ -98,6 +98,11 @@ fn the_fixture_set_scores_as_accepted() {
     // The bar: every fixture's calls and round score match its truth.
     let wrong: Vec<&String> = now.iter().filter(|(_, g)| !g.right).map(|(n, _)| n).collect();
     assert!(wrong.is_empty(), "calls or score not as the truth: {wrong:?}");
+    // Measured as the bar is put (PCS over the frames whose every margin exceeds a pixel;
+    // no wrong round without review); most of the set's frames are such.
+    assert!(report.clear_fixtures * 4 >= report.fixtures * 3, "{} of {} fixtures with every margin over a pixel", report.clear_fixtures, report.fixtures);
+    assert!(report.pcs_clear_percent > 99.0, "{:.1} %", report.pcs_clear_percent);
+    assert_eq!(report.confident_wrong_rounds, 0);
 }
 
 /// The bar for every footprint at a height the board fixes: the median

@@ -86,6 +86,11 @@ pub struct FixtureOutcome {
     pub score_right: bool,
     /// The frame was flagged as needing review.
     pub needs_review: bool,
+    /// Every truth piece's margin exceeds one pixel of the image there: no
+    /// call in the frame is closer than the camera can resolve (the pairs the
+    /// issue's PCS bar is measured on).
+    #[serde(default)]
+    pub clear_margins: bool,
     pub seconds: f64,
 }
 
@@ -96,6 +101,17 @@ pub struct EvalReport {
     pub pose: PoseSource,
     /// Percent of fixtures whose round score is correct.
     pub pcs_percent: f64,
+    /// The same over the fixtures whose every margin exceeds one pixel
+    /// ([`FixtureOutcome::clear_margins`]), and how many those are.
+    #[serde(default)]
+    pub pcs_clear_percent: f64,
+    #[serde(default)]
+    pub clear_fixtures: usize,
+    /// Fixtures whose round score is wrong and that were not flagged for
+    /// review: a confidently wrong round (a piece missed unseen, a stack's
+    /// hidden piece) even where no call is confidently wrong.
+    #[serde(default)]
+    pub confident_wrong_rounds: usize,
     /// Over pieces at heights the board fixes.
     pub footprint_error_mm: Stats,
     /// Pieces placed at a measured height: how many, and how many of their
@@ -155,6 +171,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         score: None,
         score_right: false,
         needs_review: false,
+        clear_margins: clear_margins(fx),
         seconds: 0.0,
     };
     let result = (|| -> Result<(Vec<PieceReport>, Detections), String> {
@@ -247,6 +264,17 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
     out
 }
 
+/// Whether every piece of a fixture's truth (in view or not: each counts in
+/// the round) lies further from its decisive boundary than one pixel of the
+/// image at its footprint, seen by the true pose.
+fn clear_margins(fx: &Fixture) -> bool {
+    let pose = CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec);
+    fx.truth.pieces.iter().all(|t| {
+        let at = t.footprint.centre.at_height(0.0);
+        crate::measure::px_per_mm(&fx.camera, &pose, at).is_some_and(|px_per_mm| t.call.margin_mm().abs() * px_per_mm > 1.0)
+    })
+}
+
 /// The game a fixture's round is scored by: the board's usual game.
 pub fn usual_game(board: &Board) -> crate::rules::Rules {
     use crate::rules::Rules;
@@ -314,10 +342,14 @@ pub fn summarise(results: Vec<FixtureOutcome>, pose: PoseSource) -> EvalReport {
         }
     }
     let n = results.len().max(1) as f64;
+    let clear: Vec<&FixtureOutcome> = results.iter().filter(|r| r.clear_margins).collect();
     EvalReport {
         fixtures: results.len(),
         pose,
         pcs_percent: 100.0 * results.iter().filter(|r| r.score_right).count() as f64 / n,
+        pcs_clear_percent: 100.0 * clear.iter().filter(|r| r.score_right).count() as f64 / clear.len().max(1) as f64,
+        clear_fixtures: clear.len(),
+        confident_wrong_rounds: results.iter().filter(|r| r.error.is_none() && !r.score_right && !r.needs_review).count(),
         footprint_error_mm: Stats::of(&errors),
         measured_height,
         confusion,
@@ -335,12 +367,13 @@ pub fn render_text(r: &EvalReport) -> String {
     let f = &r.footprint_error_mm;
     let _ = writeln!(s, "fixtures            {} (pose: {:?})", r.fixtures, r.pose);
     let _ = writeln!(s, "PCS                 {:.1} %", r.pcs_percent);
+    let _ = writeln!(s, "PCS, margins > 1 px {:.1} % (of {} fixtures whose every margin exceeds a pixel)", r.pcs_clear_percent, r.clear_fixtures);
     let _ = writeln!(s, "footprint error mm  median {:.3}  p95 {:.3}  max {:.3}  (n = {})", f.median, f.p95, f.max, f.count);
     if r.measured_height.count > 0 {
         let m = r.measured_height;
         let _ = writeln!(s, "measured height     {} pieces (off the board, height from size): error within 3 sigma {}", m.count, m.within);
     }
-    let _ = writeln!(s, "confident wrong     {}", r.confident_wrong);
+    let _ = writeln!(s, "confident wrong     {} calls, {} rounds (score wrong, no review)", r.confident_wrong, r.confident_wrong_rounds);
     let _ = writeln!(s, "refused / failed    {}", r.refused);
     let _ = writeln!(s, "time per frame      {:.1} ms", 1000.0 * r.mean_seconds_per_frame);
     let _ = writeln!(s, "confusion (truth -> ours: count)");
