@@ -162,8 +162,10 @@ fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Ve
     };
     for (hole, h) in w.holes.iter().enumerate() {
         let cup: Vec<usize> = (0..out.pieces.len()).filter(|&i| in_cup(&out.pieces[i], h)).collect();
-        let mut teams: Vec<_> = cup.iter().filter_map(|&i| out.pieces[i].team).collect();
-        teams.dedup();
+        if cup.is_empty() {
+            continue;
+        }
+        let teams: Vec<Team> = cx.teams.iter().map(|t| t.team).collect();
         for team in teams {
             // The washers found hide the floor as they would lying on one more washer (the template
             // samples the top of a washer on the floor, where their own tops were measured).
@@ -180,7 +182,8 @@ fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Ve
                 continue;
             };
             let c = lower.footprint.centre;
-            let upper: Vec<usize> = own.into_iter().filter(|&j| out.pieces[j].footprint.centre.distance(c) < 2.0 * r).collect();
+            // Under the washers found over it, of any team: their outlines were fitted, its was not.
+            let upper: Vec<usize> = cup.iter().copied().filter(|&j| out.pieces[j].footprint.centre.distance(c) < 2.0 * r).collect();
             out.pieces.push(lower);
             over.push(upper);
         }
