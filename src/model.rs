@@ -315,10 +315,9 @@ impl HoleClassifier {
 /// - a detected washer in a cup where the model is sure there is none of its
 ///   team: flagged for review.
 ///
-/// A correction the model is less than [`CONFIDENT_P`] sure of is flagged for
-/// review; one the geometry contradicts (a leaner where an outline of the
-/// washer's own size, in no doubt, fitted flat in the cup) is not made: the
-/// washer is called as its outline shows, and flagged.
+/// A correction the model is less than [`CONFIDENT_P`] sure of, or that the
+/// geometry contradicts (a leaner where the outline fitted flat on the cup
+/// bottom), is flagged for review.
 pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Detections) {
     let Layout::Washer(w) = &board.layout else {
         return;
@@ -348,21 +347,10 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
                     .enumerate()
                     .filter(|(_, d)| is_team(d) && d.tilt_deg.abs() < MODEL_LEANER_TILT_DEG / 2.0)
                     .map(|(i, d)| (i, d.footprint.centre.distance(h.centre()), flat_in_cup(d.top_z_mm)))
-                    .map(|(i, dist, flat)| {
-                        // Fitted flat in the cup by an outline of the washer's own size, in no doubt.
-                        let d = &detections.pieces[i];
-                        (i, dist, flat, flat && d.doubt.is_none() && d.measured_by == crate::detect::MeasuredBy::Outline)
-                    })
-                    .filter(|(_, dist, _, _)| *dist < h.radius() + LEANER_REACH_MM)
+                    .filter(|(_, dist, _)| *dist < h.radius() + LEANER_REACH_MM)
                     .min_by(|a, b| a.2.cmp(&b.2).then(a.1.total_cmp(&b.1)));
                 match candidate {
-                    // The model proposes, geometry decides: a clean outline fitted flat in
-                    // the cup stays flat there, the model's disagreement a doubt.
-                    Some((i, _, _, true)) => {
-                        let why = format!("hole model calls a leaner (p = {p_lean:.2}) where the outline fits flat in the cup: called as the outline shows");
-                        add_doubt(&mut detections.pieces[i], vec![why]);
-                    }
-                    Some((i, dist, flat, false)) => {
+                    Some((i, dist, flat)) => {
                         let d = &mut detections.pieces[i];
                         d.tilt_deg = MODEL_LEANER_TILT_DEG;
                         let mut why = Vec::new();
@@ -370,7 +358,7 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
                             why.push(format!("hole model: leaner at p = {p_lean:.2}"));
                         }
                         if flat {
-                            why.push("hole model calls a leaner where an outline in doubt fits flat in the cup".to_string());
+                            why.push("hole model calls a leaner where the outline fits flat in the cup".to_string());
                         }
                         if dist >= h.radius() {
                             // Its outline fit lies over the rim: the leaner's centre is in the hole.
@@ -481,23 +469,15 @@ mod tests {
     }
 
     #[test]
-    fn a_confident_leaner_over_a_clean_outline_flat_on_a_washer_in_the_cup_is_flagged_not_made() {
+    fn a_confident_leaner_over_an_outline_flat_on_a_washer_in_the_cup_is_flagged() {
         let board = Board::load("holeyboard").unwrap();
         let h = board.washer().unwrap().holes[1];
         // The outline fitted one washer's thickness above the cup's bottom
-        // washer: a washer lying on another, not leaning. Geometry decides.
+        // washer: a washer lying on another, not leaning.
         let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 2.0 * 3.2)], unexplained: vec![] };
         refine_washers(&board, &[state(1, [0.97, 0.0, 0.03, 0.0, 0.0, 0.0])], &mut d);
         let doubt = d.pieces[0].doubt.as_deref().unwrap_or_default();
-        assert!(doubt.contains("fits flat in the cup") && doubt.contains("called as the outline shows"), "{doubt}");
-        assert!(d.pieces[0].tilt_deg.abs() < 1e-9, "{:?}", d.pieces[0]);
-        // An outline in doubt (not of the washer's size) does not hold: the model's leaner stands, flagged.
-        let mut doubtful = washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 3.2);
-        doubtful.doubt = Some("outline radius 35.6 mm, expected 31.8 mm".into());
-        let mut d = Detections { pieces: vec![doubtful], unexplained: vec![] };
-        refine_washers(&board, &[state(1, [0.97, 0.0, 0.03, 0.0, 0.0, 0.0])], &mut d);
-        assert!(d.pieces[0].tilt_deg > 1.0, "{:?}", d.pieces[0]);
-        assert!(d.pieces[0].doubt.as_deref().unwrap_or_default().contains("in doubt fits flat"), "{:?}", d.pieces[0]);
+        assert!(doubt.contains("fits flat in the cup") && !doubt.contains("p = "), "{doubt}");
     }
 
     #[test]
