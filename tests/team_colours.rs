@@ -45,6 +45,11 @@ const PALE_BLUE: [f64; 3] = [0.393, 0.478, 0.831];
 /// fragments; these are its linear values.
 const STRADDLING_BLUE: [f64; 3] = [0.3185, 0.3931, 0.7874];
 
+/// A pale red: sRGB (0.90, 0.60, 0.57), rendered at hue 7-16 and saturation
+/// 0.29-0.36 on the scene's wood (hue ~35): within the margin the board's own
+/// hue is kept clear by, so no colour sees it; these are its linear values.
+const PALE_RED_ON_WOOD: [f64; 3] = [0.7874, 0.3185, 0.2846];
+
 /// The fixture re-rendered with other team colours (`None`: the scene's own red): the frame and its fixture.
 fn render_with(red: impl Into<Option<[f64; 3]>>, blue: [f64; 3], tag: &str) -> (Frame, Fixture) {
     let dir = root().join("fixtures/scenes").join(FIXTURE);
@@ -140,6 +145,25 @@ fn pale_paint_straddling_its_teams_floor_is_read_or_flagged_never_dropped() {
     let read = report.pieces.iter().filter(|p| p.team == Some(Team::Blue)).count();
     assert!(read <= blues, "{:?}", report.pieces);
     assert!(read == blues || report.needs_review, "{read} of {blues} blue pieces read, and no review: {:?}", report.pieces);
+}
+
+#[test]
+fn pieces_no_colour_sees_are_found_by_their_outline_and_flagged() {
+    // Shape before colour: the pale red weights' round outlines name each one.
+    let scene = render_with(PALE_RED_ON_WOOD, STRADDLING_BLUE, "pale-red");
+    let report = score_scene(&scene, DetectorConfig::default());
+    let (_, f) = &scene;
+    assert!(report.needs_review, "{report:?}");
+    for t in f.truth.pieces.iter().filter(|t| t.team == Some(Team::Red)) {
+        let c = t.footprint.centre;
+        let read = report.pieces.iter().any(|p| p.team == Some(Team::Red) && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM);
+        let named = report.unexplained.iter().any(|u| u.reason.contains("round outline") && u.centre.distance(c) < SAME_PIECE_MM);
+        assert!(read || named, "{} neither read nor named: {:?}", t.id, report.review_reasons);
+    }
+    // Nothing else is taken for a round outline.
+    for u in report.unexplained.iter().filter(|u| u.reason.contains("round outline")) {
+        assert!(f.truth.pieces.iter().any(|t| u.centre.distance(t.footprint.centre) < SAME_PIECE_MM), "{u:?}");
+    }
 }
 
 #[test]

@@ -169,6 +169,11 @@ pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out
 /// top-down view at the pieces' top height): where pale pieces of no team
 /// colour may be. OpenCV's Hough transform; none where it fails.
 pub(super) fn circles(cx: &Ctx) -> Vec<BoardPoint> {
+    circles_of_radius(cx, cx.geo.shape.radius_mm)
+}
+
+/// Circles of radius `radius_mm` in the grid's brightness (see [`circles`]).
+pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64) -> Vec<BoardPoint> {
     use opencv::core::{Mat, Size, Vec3f, Vector};
     use opencv::imgproc;
     let g = &cx.geo.grid;
@@ -178,7 +183,7 @@ pub(super) fn circles(cx: &Ctx) -> Vec<BoardPoint> {
         let mut smooth = Mat::default();
         imgproc::gaussian_blur_def(&img, &mut smooth, Size::new(5, 5), 1.2)?;
         let mut circles: Vector<Vec3f> = Vector::new();
-        let r_cells = cx.geo.shape.radius_mm / g.step;
+        let r_cells = radius_mm / g.step;
         imgproc::hough_circles(
             &smooth,
             &mut circles,

@@ -216,6 +216,14 @@ impl<'a> Ctx<'a> {
         fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, fixed_radius, cfg, &ProbeScope { visible: &visible, inside: &inside })
     }
 
+    /// An outline fit over the probes the camera can see, with no colour asked
+    /// of its inside: a round outline whatever its paint.
+    pub fn fit_any_colour(&self, start: Footprint, z: f64) -> Result<CircleFit, MeasureError> {
+        let visible = |p: BoardPoint3| self.sees(p);
+        let g = self.geo;
+        fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, false, &self.fit_cfg, &ProbeScope { visible: &visible, inside: &|_| true })
+    }
+
     /// Of free-radius fits at height `z` from each start, the best supported
     /// (least RMS per edge point) of those `keep` accepts.
     pub fn best_fit(&self, starts: impl Iterator<Item = BoardPoint>, z: f64, class: usize, keep: impl Fn(&CircleFit) -> bool) -> Option<CircleFit> {

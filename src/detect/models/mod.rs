@@ -120,7 +120,7 @@ pub(super) fn measure_leaner(cx: &Ctx, hole: usize, class: usize) -> Option<Lean
 /// The team-coloured pieces' proposals and their verification: each team's
 /// colour blobs, each verified as the whole number of pieces its area holds
 /// (k-means starts), what the model settles, and the colour left unexplained.
-fn find_by_colour(cx: &Ctx, out: &mut Detections) {
+pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
     let teams: Vec<Team> = cx.teams.iter().map(|t| t.team).collect();
     let mut flooded = vec![false; teams.len()];
     for (k, team) in teams.iter().enumerate() {
