@@ -268,9 +268,6 @@ fn upper_of(cx: &Ctx, a: &Detection, b: &Detection, w: &WasherBoard) -> Option<b
     }
 }
 
-/// A found piece as a solid of the line-of-sight model (numbered `n`),
-/// lying flat with its top where it was measured: what hides the outline
-
 /// A washer on a cup's floor whose outline the rim (or a washer over it)
 /// hides too much to fit: placed where the washer's ring best covers the
 /// team's colour seen on the floor and its surroundings show none. The cup
