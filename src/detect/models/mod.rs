@@ -7,6 +7,7 @@
 
 mod disc;
 mod leaner;
+mod outline;
 mod stack;
 mod washer;
 mod weight;

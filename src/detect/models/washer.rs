@@ -3,7 +3,7 @@
 //! a hole's rim, or on the ground beside the board. Its rest height comes from
 //! its outline's apparent size and where its line of sight can reach.
 
-use super::{found_already, leaner, stack, Partial, PieceModel, Rest, RestHeight, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
+use super::{found_already, leaner, outline, stack, Partial, PieceModel, Rest, RestHeight, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
 use crate::board::{PieceSize, WasherBoard};
 use crate::detect::proposals::Blob;
 use crate::detect::verify::{hole_under, Ctx, PieceShape};
@@ -235,6 +235,15 @@ impl PieceModel for WasherModel {
 
     fn settle(&self, cx: &Ctx, out: &mut Detections) {
         stack::settle_cups(cx, &self.w, out);
+    }
+
+    /// Proposals by the teams' colours, then round outlines of a washer's size
+    /// on the surface that no colour explained (its ring inside, clear of its hole).
+    fn find(&self, cx: &Ctx, out: &mut Detections) {
+        super::find_by_colour(cx, out);
+        let r_in = self.w.washer_inner_diameter_mm / 2.0 / self.shape.radius_mm;
+        let ring = [0.25 + 0.75 * r_in, 0.5 + 0.5 * r_in, 0.75 + 0.25 * r_in].map(|k| k.min(0.9));
+        outline::account_for_outlines(cx, out, self.shape.radius_mm, self.shape.top_z_mm, &ring);
     }
 }
 
