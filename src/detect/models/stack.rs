@@ -60,6 +60,12 @@ const MIN_STACK_OFFSET: f64 = 0.5;
 /// and blur leave at most 0.11 of a washer beside a single one on the
 /// committed fixtures.
 const MIN_CUP_PAINT_FRACTION: f64 = 0.2;
+/// The coarse look for a team's paint past the washers found in a cup: a
+/// lattice of this (mm), and the least worth looking further for (a fraction
+/// of a washer): the lower washers placed on the fixtures show 0.1 and more
+/// past the upper one's outline, a single washer's own side some 0.06.
+const STACK_GATE_CELL_MM: f64 = 1.0;
+const STACK_GATE_FRACTION: f64 = 0.05;
 /// Paint within this distance (mm) of a found washer's outline is that
 /// washer's: its side seen obliquely (3.2 mm tall) and its outline's blur.
 const CUP_PAINT_MARGIN_MM: f64 = 2.0;
@@ -166,7 +172,14 @@ fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Ve
             continue;
         }
         let teams: Vec<Team> = cx.teams.iter().map(|t| t.team).collect();
+        let found: Vec<BoardPoint> = cup.iter().map(|&j| out.pieces[j].footprint.centre).collect();
         for team in teams {
+            // Most cups show none of a team's paint past the washers found: looked for
+            // first on a coarse lattice with no line of sight (which only removes
+            // paint), before the template's and the check's fine lattices that cast rays.
+            if paint_past(cx, w, hole, &found, 0.0, STACK_GATE_CELL_MM, cx.class_of(Some(team)), false) < STACK_GATE_FRACTION {
+                continue;
+            }
             // The washers found hide the floor as they would lying on one more washer (the template
             // samples the top of a washer on the floor, where their own tops were measured).
             let lifted = |d: &Detection| FlatPiece::on(&cx.geo.board, d.kind, d.footprint, d.top_z_mm.max(floor_top) + t);
@@ -177,7 +190,6 @@ fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Ve
             let apart = |f: &CircleFit| own.iter().all(|&j| out.pieces[j].footprint.centre.distance(f.footprint.centre) >= MIN_STACK_OFFSET * ring_width);
             let placed = cup_template(&lc, w, hole, class).filter(apart).and_then(|f| cx.finish(f, floor_top, Some(team), class).ok());
             let Some(lower) = placed else {
-                let found: Vec<BoardPoint> = cup.iter().map(|&j| out.pieces[j].footprint.centre).collect();
                 out.unexplained.extend(paint_left_in_cup(&lc, w, hole, &found, team, class));
                 continue;
             };
@@ -196,17 +208,43 @@ fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Ve
 /// [`MIN_CUP_PAINT_FRACTION`] of a washer, it is a washer under them that too
 /// little shows of to place, and the frame needs review.
 fn paint_left_in_cup(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], team: Team, class: usize) -> Option<Unexplained> {
-    let colour = cx.colour(class)?;
+    let (r, h) = (cx.geo.shape.radius_mm, w.holes[hole]);
+    let (pieces, centre) = paint_past_at(cx, w, hole, found, CUP_PAINT_MARGIN_MM, CUP_TEMPLATE_CELL_MM, class, true);
+    (pieces >= MIN_CUP_PAINT_FRACTION).then(|| Unexplained {
+        kind: cx.geo.shape.kind,
+        team: Some(team),
+        centre: centre.unwrap_or(h.centre()),
+        area_mm2: pieces * std::f64::consts::PI * r * r,
+        reason: format!(
+            "{pieces:.2} washers' worth of team {team:?}'s colour on hole {hole}'s floor beside the washer(s) found there, \
+             too little of an outline to place: another washer under them?"
+        ),
+    })
+}
+
+/// Washers' worth of team colour class `class` (pale paint in the light
+/// included) on hole `hole`'s floor, on a lattice of `cell` mm, further than
+/// `margin` mm past the outlines of the washers found at `found`; with the
+/// line of sight checked (`sight`) or not.
+#[allow(clippy::too_many_arguments)]
+fn paint_past(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], margin: f64, cell: f64, class: usize, sight: bool) -> f64 {
+    paint_past_at(cx, w, hole, found, margin, cell, class, sight).0
+}
+
+/// [`paint_past`], with the paint's centre.
+#[allow(clippy::too_many_arguments)]
+fn paint_past_at(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], margin: f64, cell: f64, class: usize, sight: bool) -> (f64, Option<BoardPoint>) {
+    let Some(colour) = cx.colour(class) else { return (0.0, None) };
     let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
-    let (h, r, cell) = (w.holes[hole], cx.geo.shape.radius_mm, CUP_TEMPLATE_CELL_MM);
+    let (h, r) = (w.holes[hole], cx.geo.shape.radius_mm);
     let z = -w.cup_depth_mm + w.washer_thickness_mm;
     let n = (h.radius() / cell).ceil() as i32;
     let (mut count, mut sx, mut sy) = (0usize, 0.0, 0.0);
     for dy in -n..=n {
         for dx in -n..=n {
             let p = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
-            let beside_found = found.iter().any(|c| p.distance(*c) < r + CUP_PAINT_MARGIN_MM);
-            if p.distance(h.centre()) > h.radius() || beside_found || !cx.sees(p.at_height(z)) {
+            let beside_found = found.iter().any(|c| p.distance(*c) < r + margin);
+            if p.distance(h.centre()) > h.radius() || beside_found || (sight && !cx.sees(p.at_height(z))) {
                 continue;
             }
             let Some(hsv) = cx.hsv_at(p.at_height(z)) else { continue };
@@ -215,18 +253,8 @@ fn paint_left_in_cup(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint
             }
         }
     }
-    let area_mm2 = count as f64 * cell * cell;
-    let pieces = area_mm2 / (std::f64::consts::PI * r * r);
-    (pieces >= MIN_CUP_PAINT_FRACTION).then(|| Unexplained {
-        kind: cx.geo.shape.kind,
-        team: Some(team),
-        centre: BoardPoint::new(sx / count as f64, sy / count as f64),
-        area_mm2,
-        reason: format!(
-            "{pieces:.2} washers' worth of team {team:?}'s colour on hole {hole}'s floor beside the washer(s) found there, \
-             too little of an outline to place: another washer under them?"
-        ),
-    })
+    let pieces = count as f64 * cell * cell / (std::f64::consts::PI * r * r);
+    (pieces, (count > 0).then(|| BoardPoint::new(sx / count as f64, sy / count as f64)))
 }
 
 /// Of two washers overlapping on a cup's floor, whether `a` lies on `b`
