@@ -103,6 +103,17 @@ pub enum PieceKind {
     Disc,
 }
 
+impl PieceKind {
+    /// The kind as the reports name it (`weight`, `washer`, `disc`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PieceKind::Weight => "weight",
+            PieceKind::Washer => "washer",
+            PieceKind::Disc => "disc",
+        }
+    }
+}
+
 /// A piece's identity within a round: its team (none for sjoelen discs) and number,
 /// written `red#2`, `blue#4`, or `disc#17`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -26,7 +26,7 @@ use crate::detect::{DetectError, DetectorConfig};
 use crate::frame::{cv, Frame, FrameError};
 use crate::geom::{BoardPoint, Footprint, PixelPoint};
 use crate::measure::{fit_circle, ColourView, FitConfig};
-use crate::piece::{PieceId, PieceKind};
+use crate::piece::PieceId;
 use crate::rectify::TopViewGeometry;
 use crate::score::{PieceReport, PoseInput, PoseReport, ScoreError, REVIEW_SIGMAS};
 use opencv::core::{Mat, Point, Rect, Scalar, Vector, BORDER_CONSTANT, CV_32FC1, CV_8UC3};
@@ -686,11 +686,7 @@ fn draw_panel(frame: &Frame, camera: &Camera, pose: &CameraPose, board: &Board, 
         text(d, &format!("DETAIL x{zoom:.0}: the gap"), Point::new(12, 12), 0.8, WHITE, 2)?;
         scale_bar(d, &dg, 2.0)?;
     }
-    let thing = match item.piece.kind {
-        PieceKind::Weight => "weight",
-        PieceKind::Washer => "washer",
-        PieceKind::Disc => "disc",
-    };
+    let thing = item.piece.kind.name();
     let board_true = match item.decisive.shape {
         BoundaryShape::Line { .. } => "the board's lines and edges are true here",
         BoundaryShape::Circle { .. } => "the hole's rim is true here",
@@ -767,6 +763,7 @@ fn stack(panels: &[Mat], items: &mut [ReviewItem]) -> Result<Mat, FrameError> {
 mod tests {
     use super::*;
     use crate::calls;
+    use crate::piece::PieceKind;
     use proptest::prelude::*;
 
     /// Gap ends are sums, differences and square roots of mm values of up to ~2000 mm:

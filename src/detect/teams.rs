@@ -264,8 +264,8 @@ fn paint(hsv: [f32; 3], board: Option<f32>) -> bool {
 /// washed out by the light or made pale): paint, or colour of at least the pale
 /// floors away from the board's hue. What the teams' colours are learned from.
 fn piece_paint(hsv: [f32; 3], board: Option<f32>) -> bool {
-    let off_board = board.is_none_or(|b| hue_distance(hsv[0], b) > BOARD_HUE_MARGIN_DEG);
-    paint(hsv, board) || (off_board && hsv[1] >= PALE_PAINT_MIN_SATURATION && hsv[2] >= PALE_PAINT_MIN_VALUE)
+    let pale = hsv[1] >= PALE_PAINT_MIN_SATURATION && hsv[2] >= PALE_PAINT_MIN_VALUE;
+    paint(hsv, board) || (pale && board.is_none_or(|b| hue_distance(hsv[0], b) > BOARD_HUE_MARGIN_DEG))
 }
 
 /// Paint no team's colour explains, on the playing surface, in `mask` (opened
@@ -326,11 +326,11 @@ pub(super) fn unexplained_colour(cx: &Ctx, foreign: &GrayImage, out: &Detections
             let sat = blob_saturation(cx, &b);
             let class = cx.teams.iter().position(|t| hue_distance(hue, t.colour.hue_deg) <= t.colour.hue_tolerance_deg);
             let paler = class.map(|k| &cx.teams[k]);
-            let what = match paler {
+            let what = match (class, paler) {
                 // Mostly in the team's own mask: its accounting reports it.
-                Some(_) if class.is_some_and(|k| blob_share_in(cx, &b, &cx.masks[k]) >= TEAM_MASK_SHARE) => return None,
-                Some(t) => format!("of team {:?}'s hue ({hue:.0} degrees) but paler than its colour allows (saturation {sat:.2}): a pale piece?", t.team),
-                None => format!("of a colour no team's colour explains (hue {hue:.0} degrees): a piece of another colour?"),
+                (Some(k), _) if blob_share_in(cx, &b, &cx.masks[k]) >= TEAM_MASK_SHARE => return None,
+                (_, Some(t)) => format!("of team {:?}'s hue ({hue:.0} degrees) but paler than its colour allows (saturation {sat:.2}): a pale piece?", t.team),
+                (_, None) => format!("of a colour no team's colour explains (hue {hue:.0} degrees): a piece of another colour?"),
             };
             Some(Unexplained {
                 kind: shape.kind,

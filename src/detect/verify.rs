@@ -210,18 +210,22 @@ impl<'a> Ctx<'a> {
     /// are told by their outline alone).
     pub fn fit_with(&self, start: Footprint, z: f64, fixed_radius: bool, cfg: &FitConfig, class: usize) -> Result<CircleFit, MeasureError> {
         let colour = if self.geo.shape.team_coloured { self.colour(class) } else { None };
-        let inside = |bgr: [f32; 3]| colour.is_none_or(|c| c.contains(bgr_to_hsv(bgr)));
-        let visible = |p: BoardPoint3| self.sees(p);
-        let g = self.geo;
-        fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, fixed_radius, cfg, &ProbeScope { visible: &visible, inside: &inside })
+        self.fit_inside(start, z, fixed_radius, cfg, colour)
     }
 
     /// An outline fit over the probes the camera can see, with no colour asked
     /// of its inside: a round outline whatever its paint.
     pub fn fit_any_colour(&self, start: Footprint, z: f64) -> Result<CircleFit, MeasureError> {
+        self.fit_inside(start, z, false, &self.fit_cfg, None)
+    }
+
+    /// An outline fit over the probes the camera can see, on edges with
+    /// `colour` inside (any, with none).
+    fn fit_inside(&self, start: Footprint, z: f64, fixed_radius: bool, cfg: &FitConfig, colour: Option<ColourClass>) -> Result<CircleFit, MeasureError> {
+        let inside = |bgr: [f32; 3]| colour.is_none_or(|c| c.contains(bgr_to_hsv(bgr)));
         let visible = |p: BoardPoint3| self.sees(p);
         let g = self.geo;
-        fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, false, &self.fit_cfg, &ProbeScope { visible: &visible, inside: &|_| true })
+        fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, fixed_radius, cfg, &ProbeScope { visible: &visible, inside: &inside })
     }
 
     /// Of free-radius fits at height `z` from each start, the best supported

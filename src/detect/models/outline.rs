@@ -8,7 +8,6 @@ use crate::detect::proposals::{self, MIN_PIECE_SEPARATION};
 use crate::detect::verify::{Ctx, MAX_RADIUS_ERROR_MM};
 use crate::detect::{Detections, Unexplained};
 use crate::geom::{BoardPoint, Footprint};
-use crate::piece::PieceKind;
 
 /// A round outline found by shape is a piece's if its fitted radius is the
 /// piece's within this (mm): the verification's own radius tolerance.
@@ -63,11 +62,7 @@ pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f6
             continue;
         }
         let kind = cx.geo.shape.kind;
-        let what = match kind {
-            PieceKind::Weight => "weight",
-            PieceKind::Washer => "washer",
-            PieceKind::Disc => "disc",
-        };
+        let what = kind.name();
         out.unexplained.push(Unexplained {
             kind,
             team: None,

@@ -7,12 +7,11 @@ use crate::board::WasherBoard;
 use crate::detect::sight::{FlatPiece, Occluders};
 use crate::detect::verify::{hole_under, Ctx};
 use crate::detect::colour::ColourClass;
-use crate::detect::teams::PALE_PAINT_MIN_SATURATION;
-use crate::detect::teams::PALE_PAINT_MIN_VALUE;
+use crate::detect::teams::{PALE_PAINT_MIN_SATURATION, PALE_PAINT_MIN_VALUE};
 use crate::detect::{Detection, Detections, Unexplained};
-use crate::piece::Team;
 use crate::geom::{BoardPoint, BoardPoint3, Footprint};
 use crate::measure::{CircleFit, FitConfig};
+use crate::piece::Team;
 
 /// outside points at this many angles, set this far (mm) in from the ring's
 /// edges (clear of the edges' blur at the floor's ~2 mm pixels).
@@ -54,21 +53,31 @@ const STACK_LOWER_PROBE_FACTOR: usize = 2;
 /// own side, seen obliquely, could fill.
 const MIN_STACK_OFFSET: f64 = 0.5;
 
-/// A team's paint on a cup's floor clear of the washers found there (beyond
-/// [`CUP_PAINT_MARGIN_MM`] of their outlines), of at least this fraction of a
-/// washer's area, is a washer under them: the floor is not painted, and light
-/// and blur leave at most 0.11 of a washer beside a single one on the
-/// committed fixtures.
+/// A team's paint on a cup's floor clear of the washers found there
+/// ([`PAINT_LEFT`]), of at least this fraction of a washer's area, is a
+/// washer under them: the floor is not painted, and light and blur leave at
+/// most 0.11 of a washer beside a single one on the committed fixtures.
 const MIN_CUP_PAINT_FRACTION: f64 = 0.2;
-/// The coarse look for a team's paint past the washers found in a cup: a
-/// lattice of this (mm), and the least worth looking further for (a fraction
-/// of a washer): the lower washers placed on the fixtures show 0.1 and more
-/// past the upper one's outline, a single washer's own side some 0.06.
-const STACK_GATE_CELL_MM: f64 = 1.0;
+/// How a cup's floor is looked at for a team's paint past the washers found.
+struct PaintLook {
+    /// Paint within this distance (mm) of a found washer's outline is that washer's.
+    margin_mm: f64,
+    /// The lattice's cell (mm).
+    cell_mm: f64,
+    /// Whether each point's line of sight is checked (which only removes paint).
+    sight: bool,
+}
+/// The coarse first look: right up to the outlines, a 1 mm lattice, no lines of
+/// sight; less than [`STACK_GATE_FRACTION`] of a washer there is not worth the
+/// fine looks that cast rays.
+const PAINT_GATE: PaintLook = PaintLook { margin_mm: 0.0, cell_mm: 1.0, sight: false };
+/// The lower washers placed on the fixtures show 0.1 of a washer and more past
+/// the upper one's outline, a single washer's own side some 0.06.
 const STACK_GATE_FRACTION: f64 = 0.05;
-/// Paint within this distance (mm) of a found washer's outline is that
-/// washer's: its side seen obliquely (3.2 mm tall) and its outline's blur.
-const CUP_PAINT_MARGIN_MM: f64 = 2.0;
+/// The paint left once no washer could be placed: 2 mm clear of the outlines
+/// (a washer's side seen obliquely, 3.2 mm tall, and its outline's blur), on
+/// the template's lattice, in view.
+const PAINT_LEFT: PaintLook = PaintLook { margin_mm: 2.0, cell_mm: CUP_TEMPLATE_CELL_MM, sight: true };
 
 /// Washers of two teams overlapping on one cup's floor lie one on the
 /// other: the colour where their rings overlap says which is on top. The
@@ -104,7 +113,7 @@ pub(super) fn settle_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
             }
         }
     }
-    under_own_team(cx, w, out, &mut over);
+    washers_under_found(cx, w, out, &mut over);
     if over.iter().all(Vec::is_empty) {
         return;
     }
@@ -149,16 +158,17 @@ pub(super) fn settle_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
     }
 }
 
-/// A washer lying under one of its own team on a cup's floor: the colour
-/// cannot tell the two apart, and the upper one's outline is the one fitted.
-/// With every washer found in the cup hiding what lies under it, the team's
-/// colour still in view on the floor is placed as a washer's ring
-/// ([`cup_template`]); one whose centre lies at least [`MIN_STACK_OFFSET`] of
-/// a ring's width from every washer of its team in the cup is a washer of its
-/// own. It goes under the one it overlaps (`over`), which is then measured as
-/// lying on it. Where none can be placed, the team's paint left in view on the
-/// floor is a washer too little shows of: review ([`paint_left_in_cup`]).
-fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Vec<Vec<usize>>) {
+/// A washer lying under those found on a cup's floor, of any team (one of the
+/// upper one's team cannot be told from it by colour; the upper one's outline
+/// is the one fitted). With every washer found in the cup hiding what lies
+/// under it, each team's colour still in view on the floor is placed as a
+/// washer's ring ([`cup_template`]); one whose centre lies at least
+/// [`MIN_STACK_OFFSET`] of a ring's width from every washer of its team in the
+/// cup is a washer of its own. It goes under the ones it overlaps (`over`),
+/// which are then measured as lying on it. Where none can be placed, the
+/// team's paint left in view on the floor is a washer too little shows of:
+/// review ([`paint_left_in_cup`]).
+fn washers_under_found(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Vec<Vec<usize>>) {
     let (r, t) = (cx.geo.shape.radius_mm, w.washer_thickness_mm);
     let floor_top = -w.cup_depth_mm + t;
     let ring_width = r - w.washer_inner_diameter_mm / 2.0;
@@ -166,25 +176,23 @@ fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Ve
     let in_cup = |d: &Detection, h: &crate::board::Hole| {
         d.team.is_some() && d.tilt_deg.abs() <= 1.0 && d.top_z_mm <= floor_top + t + 1e-6 && d.footprint.centre.distance(h.centre()) < h.radius()
     };
+    let teams: Vec<Team> = cx.teams.iter().map(|t| t.team).collect();
     for (hole, h) in w.holes.iter().enumerate() {
         let cup: Vec<usize> = (0..out.pieces.len()).filter(|&i| in_cup(&out.pieces[i], h)).collect();
         if cup.is_empty() {
             continue;
         }
-        let teams: Vec<Team> = cx.teams.iter().map(|t| t.team).collect();
         let found: Vec<BoardPoint> = cup.iter().map(|&j| out.pieces[j].footprint.centre).collect();
-        for team in teams {
-            // Most cups show none of a team's paint past the washers found: looked for
-            // first on a coarse lattice with no line of sight (which only removes
-            // paint), before the template's and the check's fine lattices that cast rays.
-            if paint_past(cx, w, hole, &found, 0.0, STACK_GATE_CELL_MM, cx.class_of(Some(team)), false) < STACK_GATE_FRACTION {
+        for &team in &teams {
+            let class = cx.class_of(Some(team));
+            // Most cups show none of a team's paint past the washers found.
+            if cup_paint(cx, w, hole, &found, class, &PAINT_GATE).0 < STACK_GATE_FRACTION {
                 continue;
             }
             // The washers found hide the floor as they would lying on one more washer (the template
             // samples the top of a washer on the floor, where their own tops were measured).
             let lifted = |d: &Detection| FlatPiece::on(&cx.geo.board, d.kind, d.footprint, d.top_z_mm.max(floor_top) + t);
             let hiding = Occluders::new(cup.iter().map(|&j| lifted(&out.pieces[j])).collect());
-            let class = cx.class_of(Some(team));
             let lc = cx.hidden_by(&hiding);
             let own: Vec<usize> = cup.iter().copied().filter(|&j| out.pieces[j].team == Some(team)).collect();
             let apart = |f: &CircleFit| own.iter().all(|&j| out.pieces[j].footprint.centre.distance(f.footprint.centre) >= MIN_STACK_OFFSET * ring_width);
@@ -209,7 +217,7 @@ fn under_own_team(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &mut Ve
 /// little shows of to place, and the frame needs review.
 fn paint_left_in_cup(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], team: Team, class: usize) -> Option<Unexplained> {
     let (r, h) = (cx.geo.shape.radius_mm, w.holes[hole]);
-    let (pieces, centre) = paint_past_at(cx, w, hole, found, CUP_PAINT_MARGIN_MM, CUP_TEMPLATE_CELL_MM, class, true);
+    let (pieces, centre) = cup_paint(cx, w, hole, found, class, &PAINT_LEFT);
     (pieces >= MIN_CUP_PAINT_FRACTION).then(|| Unexplained {
         kind: cx.geo.shape.kind,
         team: Some(team),
@@ -223,17 +231,10 @@ fn paint_left_in_cup(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint
 }
 
 /// Washers' worth of team colour class `class` (pale paint in the light
-/// included) on hole `hole`'s floor, on a lattice of `cell` mm, further than
-/// `margin` mm past the outlines of the washers found at `found`; with the
-/// line of sight checked (`sight`) or not.
-#[allow(clippy::too_many_arguments)]
-fn paint_past(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], margin: f64, cell: f64, class: usize, sight: bool) -> f64 {
-    paint_past_at(cx, w, hole, found, margin, cell, class, sight).0
-}
-
-/// [`paint_past`], with the paint's centre.
-#[allow(clippy::too_many_arguments)]
-fn paint_past_at(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], margin: f64, cell: f64, class: usize, sight: bool) -> (f64, Option<BoardPoint>) {
+/// included) on hole `hole`'s floor past the outlines of the washers found at
+/// `found`, looked at as `look` says, and the paint's centre.
+fn cup_paint(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], class: usize, look: &PaintLook) -> (f64, Option<BoardPoint>) {
+    let (margin, cell) = (look.margin_mm, look.cell_mm);
     let Some(colour) = cx.colour(class) else { return (0.0, None) };
     let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
     let (h, r) = (w.holes[hole], cx.geo.shape.radius_mm);
@@ -244,7 +245,7 @@ fn paint_past_at(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], m
         for dx in -n..=n {
             let p = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
             let beside_found = found.iter().any(|c| p.distance(*c) < r + margin);
-            if p.distance(h.centre()) > h.radius() || beside_found || (sight && !cx.sees(p.at_height(z))) {
+            if p.distance(h.centre()) > h.radius() || beside_found || (look.sight && !cx.sees(p.at_height(z))) {
                 continue;
             }
             let Some(hsv) = cx.hsv_at(p.at_height(z)) else { continue };
