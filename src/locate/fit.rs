@@ -10,6 +10,30 @@ impl Locator {
         self.verdict(cam, fit)
     }
 
+    /// Refines each of `starts` through the schedule and measures it for the
+    /// verdict, except one that has met a start already refined after the wide
+    /// stages (the same pose within [`SAME_POSE_PX`], the same construction, the
+    /// same edge polarities learned): it would end in the same pose.
+    pub(super) fn refine_starts(&mut self, cam: &Camera, starts: &[CameraPose], seen: &mut StartsSeen) -> Vec<Refined> {
+        let mut out = Vec::new();
+        for &p in starts {
+            let Some(f) = self.fit(cam, Fit::start(p, &self.model), &SEARCH_SCHEDULE_PX[..WIDE_STAGES], ITERATIONS_PER_RANGE) else { continue };
+            let same = |m: &Fit| {
+                m.polarity == f.polarity
+                    && m.cons.iter().zip(&f.cons).all(|(a, b)| (a - b).abs() <= SAME_CONSTRUCTION_MM)
+                    && self.image_distance(cam, &f.pose, &m.pose) <= SAME_POSE_PX
+            };
+            if seen.met.iter().any(same) {
+                continue;
+            }
+            seen.met.push(f.clone());
+            if let Some(r) = self.fit(cam, f, &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE).and_then(|f| self.verdict(cam, f)) {
+                out.push(r);
+            }
+        }
+        out
+    }
+
     /// Moving-edges refinement of `fit` through the search ranges `schedule`
     /// (px, widest first), at most `iterations` steps per range; `None` if it
     /// loses the board. Edge polarities are learned after the first range of a
@@ -23,11 +47,11 @@ impl Locator {
         let params = &self.model.params;
         let Fit { pose, cons, polarity, polarity_learned } = &mut fit;
         for &range in schedule {
-            let step_px = if range >= COARSE_RANGE_PX { COARSE_REFINE_STEP_PX } else { REFINE_STEP_PX };
-            for _ in 0..iterations {
+            let (step_px, search_step_px) = if range >= COARSE_RANGE_PX { (COARSE_REFINE_STEP_PX, COARSE_SEARCH_STEP_PX) } else { (REFINE_STEP_PX, SEARCH_STEP_PX) };
+            for _it in 0..iterations {
                 sample_model(&self.model, pose, cam, step_px, cons, &mut samples);
                 found.clear();
-                found.extend(samples.iter().map(|s| self.grad.search_in(s.p, s.n, s.window(range), polarity[s.edge])));
+                found.extend(samples.iter().map(|s| self.grad.search_stepped(s.p, s.n, s.window(range), polarity[s.edge], search_step_px)));
                 let Some(step) = gauss_newton_step(cam, &self.model, pose, &samples, &found, range, cons) else {
                     self.samples = samples;
                     return None;
@@ -40,7 +64,7 @@ impl Locator {
                 clamp_construction(params, cons);
                 let cons_moved = cons.iter().zip(&before).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max);
                 let moved = step.delta[..3].iter().map(|v| v * v).sum::<f64>().sqrt() * 1000.0 + step.delta[3..].iter().map(|v| v * v).sum::<f64>().sqrt();
-                if moved < 1e-3 && cons_moved < 1e-3 {
+                if (moved < 1e-3 && cons_moved < 1e-3) || (range >= COARSE_RANGE_PX && step.motion_px < SETTLED_COARSE_PX) {
                     break;
                 }
             }
@@ -69,6 +93,16 @@ impl Locator {
     }
 
 }
+
+/// Where a search's starts refined to the end stood after the wide stages.
+#[derive(Default)]
+pub(super) struct StartsSeen {
+    met: Vec<Fit>,
+}
+
+/// Two fits whose construction dimensions agree within this, mm (and whose pose
+/// and learned edge polarities agree) go on alike.
+const SAME_CONSTRUCTION_MM: f64 = 1.0;
 
 /// Keeps the construction's offsets from nominal (`cons`, mm) within each
 /// parameter's range, and a part built between others no higher than they stand
@@ -109,6 +143,9 @@ pub(super) struct Step {
     pub(super) delta: [f64; 6],
     /// Change of each construction parameter, mm.
     pub(super) cons: [f64; MAX_PARAMS],
+    /// How far the step moves the model's edges in the image, px: the largest
+    /// predicted change of a sample's normal residual (of those it was fitted to).
+    pub(super) motion_px: f64,
 }
 
 /// One robust Gauss-Newton step on the normal residuals, for the pose and the
@@ -126,6 +163,8 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
     let n = 6 + model.params.len();
     let mut a = vec![vec![0.0f64; n]; n];
     let mut g = vec![0.0f64; n];
+    // Each used sample's Jacobian row, to measure the step's motion by.
+    let mut rows: Vec<[f64; MAX_UNKNOWNS]> = Vec::with_capacity(samples.len());
     for (s, f) in samples.iter().zip(found) {
         let Some((r, _)) = f else { continue };
         let u = r / c;
@@ -134,6 +173,7 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
         }
         let w = (1.0 - u * u) * (1.0 - u * u);
         let j = normal_jacobian(cam, model, pose, s);
+        rows.push(j);
         for p in 0..n {
             g[p] += w * j[p] * r;
             for q in 0..n {
@@ -158,18 +198,21 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
     if !opencv::core::solve(&am, &gm, &mut x, opencv::core::DECOMP_SVD).ok()? {
         return None;
     }
-    let mut step = Step { delta: [0.0; 6], cons: [0.0; MAX_PARAMS] };
+    let mut step = Step { delta: [0.0; 6], cons: [0.0; MAX_PARAMS], motion_px: 0.0 };
+    let mut xs = vec![0.0f64; n];
     for i in 0..n {
         let v = *x.at_2d::<f64>(i as i32, 0).ok()?;
         if !v.is_finite() {
             return None;
         }
+        xs[i] = v;
         if i < 6 {
             step.delta[i] = v;
         } else {
             step.cons[i - 6] = v;
         }
     }
+    step.motion_px = rows.iter().map(|j| (0..n).map(|p| j[p] * xs[p]).sum::<f64>().abs()).fold(0.0, f64::max);
     Some(step)
 }
 
@@ -267,3 +310,4 @@ pub(super) fn position_sigma(cam: &Camera, pose: &CameraPose, jtj: &[[f64; 6]; 6
     }
     worst
 }
+

@@ -44,8 +44,10 @@ use opencv::{calib3d, imgproc};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
+mod edgemap;
 mod fit;
 mod geometry;
+mod hypotheses;
 mod lines;
 mod model;
 mod points;
@@ -148,7 +150,7 @@ const SCORE_STEP_PX: f64 = 8.0;
 const REFINE_STEP_PX: f64 = 3.0;
 /// Sampling step while the search range is still wide (the pose is a few px off
 /// and only needs to come closer), px.
-const COARSE_REFINE_STEP_PX: f64 = 6.0;
+const COARSE_REFINE_STEP_PX: f64 = 12.0;
 /// Search ranges at least this wide use the coarse step, px.
 const COARSE_RANGE_PX: f64 = 6.0;
 /// Hypothesis scoring accepts an edge this far from the projected model, px.
@@ -158,8 +160,27 @@ const SCORE_REACH_PX: f64 = 2.0;
 /// neighbouring edges.
 const SEARCH_SCHEDULE_PX: [f64; 5] = [16.0, 10.0, 6.0, 3.5, 2.5];
 const ITERATIONS_PER_RANGE: usize = 6;
+/// A wide stage of the refinement ([`COARSE_RANGE_PX`]) has settled when a
+/// step moves no sample's edge by more than this, px: the pose need only come
+/// well within the next, narrower range. (The fine stages run until the pose
+/// stops moving: a fit stopped at 0.02 px of motion ends a few hundredths of a
+/// pixel poorer, which decides borderline frames.)
+const SETTLED_COARSE_PX: f64 = 0.5;
+/// The schedule's first stages, after which two starts that image the board
+/// within [`SAME_POSE_PX`] of each other are one: the later search ranges are
+/// twice that and more, so both would converge to the same pose. The search
+/// refines only the first of them on (most of a frame's starts are near-copies
+/// of a few readings).
+const WIDE_STAGES: usize = 2;
 /// Step of the search along the normal, px (the peak is then refined by a parabola).
 const SEARCH_STEP_PX: f64 = 0.5;
+/// The same while the search range is still wide ([`COARSE_RANGE_PX`]): the
+/// pre-blurred edge's peak is some 2.4 px wide at half height (sigma 1 px and
+/// the Sobel's own), so reading it every pixel still brackets it for the
+/// parabola, to within the ~0.1 px the coarse stages need (the fine ones, at
+/// [`SEARCH_STEP_PX`], end the fit); it halves the reads of the wide searches,
+/// most of a refinement's cost.
+const COARSE_SEARCH_STEP_PX: f64 = 1.0;
 /// Among edges in the search window, those at least this fraction of the
 /// strongest are candidates, and the nearest wins (a stripe's far edge is as
 /// strong as its near one).
@@ -410,6 +431,8 @@ pub struct Locator {
     sobel: Mat,
     edges: Mat,
     grad: Gradients,
+    /// The oriented edge map hypotheses are first ranked on (built by [`Locator::run`] only).
+    edge_map: edgemap::EdgeMap,
     samples: Vec<Sample>,
     /// Points on the surface used to compare poses.
     probe_points: Vec<[f64; 3]>,
@@ -439,6 +462,7 @@ impl Locator {
             sobel: Mat::default(),
             edges: Mat::default(),
             grad: Gradients::default(),
+            edge_map: edgemap::EdgeMap::default(),
             samples: Vec::new(),
             probe_points,
             last_candidate: None,
@@ -509,72 +533,20 @@ impl Locator {
         if lines.len() < 3 {
             return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
         }
-        // Score every hypothesis.
-        // (score, pose, which model cross line the image line was read as)
-        let mut hyps: Vec<(f64, CameraPose, usize)> = Vec::new();
-        let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
-        let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
-        let mut samples = std::mem::take(&mut self.samples);
-        let mut tally: Vec<(usize, usize)> = Vec::new();
-        for ladder in &self.model.ladders {
-            for (i, a) in sides.iter().enumerate() {
-                for (j, b) in sides.iter().enumerate() {
-                    if i == j {
-                        continue;
-                    }
-                    for (k, c) in crosses.iter().enumerate() {
-                        if k == i || k == j || !spans_between(a, b, c) {
-                            continue;
-                        }
-                        for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
-                            let Some(pose) = pose_from_lines(&cam, a, b, c, ladder.half_width_mm, y, ladder.z_mm) else { continue };
-                            // The board normal in camera coordinates is the rotation's third column;
-                            // looking down on the board it points back at the camera (-z).
-                            if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
-                                continue;
-                            }
-                            sample_model(&self.model, &pose, &cam, SCORE_STEP_PX, &[], &mut samples);
-                            if samples.is_empty() {
-                                continue;
-                            }
-                            // The fixed features count; the construction's edges (nominal
-                            // here) only where they agree, never against.
-                            tally.clear();
-                            tally.resize(self.model.edges.len(), (0, 0));
-                            for s in &samples {
-                                let hit = self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some();
-                                tally[s.edge].0 += 1;
-                                tally[s.edge].1 += usize::from(hit);
-                            }
-                            let (n, hits) = self.model.edges.iter().zip(&tally).filter(|(e, t)| e.fixed || (t.0 >= HYPOTHESIS_AGREE_SAMPLES && t.1 * 2 >= t.0)).fold((0usize, 0usize), |(n, h), (_, t)| (n + t.0, h + t.1));
-                            if n == 0 {
-                                continue;
-                            }
-                            let score = hits as f64 * hits as f64 / n as f64;
-                            hyps.push((score, pose, yi));
-                        }
-                    }
-                }
-            }
-        }
-        self.samples = samples;
-        hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let hyps = self.hypotheses(&cam, &lines);
         // Refine the best distinct hypotheses a batch at a time, until one passes
         // the verdict: a frame whose first hypotheses are all wrong readings (the
         // lines' score favours long straight edges off the board) gets further ones.
         let mut tried: Vec<CameraPose> = Vec::new();
         let mut refined: Vec<Refined> = Vec::new();
+        let mut seen = StartsSeen::default();
         for _ in 0..MAX_START_BATCHES {
             let starts = self.pick_starts(&cam, &hyps, &tried);
             if starts.is_empty() {
                 break;
             }
             tried.extend(&starts);
-            for p in starts {
-                if let Some(r) = self.fit(&cam, Fit::start(p, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&cam, f)) {
-                    refined.push(r);
-                }
-            }
+            refined.extend(self.refine_starts(&cam, &starts, &mut seen));
             if refined.iter().any(|r| self.check(r).is_ok()) {
                 break;
             }
@@ -609,7 +581,7 @@ impl Locator {
     /// distinct from each other and from those `tried`, a few for every reading
     /// of the cross line first (the best overall score alone can favour a board
     /// read back to front: fewer model edges in view, all matched).
-    fn pick_starts(&self, cam: &Camera, hyps: &[(f64, CameraPose, usize)], tried: &[CameraPose]) -> Vec<CameraPose> {
+    fn pick_starts(&self, cam: &Camera, hyps: &[hypotheses::Hypothesis], tried: &[CameraPose]) -> Vec<CameraPose> {
         let mut starts: Vec<CameraPose> = Vec::new();
         let mut per_reading = vec![0usize; self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0)];
         for pass in 0..2 {

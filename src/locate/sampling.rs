@@ -31,10 +31,15 @@ pub(super) const SOBEL_TO_LEVELS: f32 = 1.0 / 8.0;
 pub(super) const MAX_SEARCH_SAMPLES: usize = 2 * (16.0 / SEARCH_STEP_PX) as usize + 3;
 
 impl Gradients {
+    /// Whether `p` can be read (its bilinear neighbours are in the image).
+    fn holds(&self, p: [f64; 2]) -> bool {
+        p[0] >= 0.0 && p[1] >= 0.0 && p[0] < (self.w - 1) as f64 && p[1] < (self.h - 1) as f64
+    }
+
     /// Signed gradient along `n` at `p`, of the channel with the largest magnitude.
     pub(super) fn along(&self, p: [f64; 2], n: [f64; 2]) -> Option<f32> {
         let (u, v) = (p[0], p[1]);
-        if !(u >= 0.0 && v >= 0.0 && u < (self.w - 1) as f64 && v < (self.h - 1) as f64) {
+        if !self.holds(p) {
             return None;
         }
         let (iu, iv) = (u as usize, v as usize);
@@ -64,24 +69,42 @@ impl Gradients {
     }
 
     /// [`Gradients::search`] over the offsets `lo..=hi` along `n` only, px.
-    pub(super) fn search_in(&self, p: [f64; 2], n: [f64; 2], (lo, hi): (f64, f64), polarity: f32) -> Option<(f64, f32)> {
+    pub(super) fn search_in(&self, p: [f64; 2], n: [f64; 2], window: (f64, f64), polarity: f32) -> Option<(f64, f32)> {
+        self.search_stepped(p, n, window, polarity, SEARCH_STEP_PX)
+    }
+
+    /// [`Gradients::search_in`] reading the gradient every `step` px along the
+    /// normal (at least [`SEARCH_STEP_PX`]); the peak is refined by a parabola
+    /// through its neighbours either way.
+    pub(super) fn search_stepped(&self, p: [f64; 2], n: [f64; 2], (lo, hi): (f64, f64), polarity: f32, step: f64) -> Option<(f64, f32)> {
+        let step = step.max(SEARCH_STEP_PX);
         let range = lo.abs().max(hi.abs());
-        let k = (range / SEARCH_STEP_PX).ceil() as i32;
+        let k = (range / step).ceil() as i32;
         let len = (2 * k + 3) as usize;
         if len > MAX_SEARCH_SAMPLES {
             return None;
         }
+        // The whole reach must lie in the image (it is a straight run: its two
+        // ends tell), even where the window is one side of it only.
+        let reach = (k + 1) as f64 * step;
+        if !self.holds([p[0] - reach * n[0], p[1] - reach * n[1]]) || !self.holds([p[0] + reach * n[0], p[1] + reach * n[1]]) {
+            return None;
+        }
+        // Read only where a peak within the window, or its neighbour, can lie.
+        let first = ((lo / step).floor() as i32 - 1).max(-(k + 1));
+        let last = ((hi / step).ceil() as i32 + 1).min(k + 1);
         let (mut vals, mut raw) = ([0.0f32; MAX_SEARCH_SAMPLES], [0.0f32; MAX_SEARCH_SAMPLES]);
-        for (j, i) in (-(k + 1)..=(k + 1)).enumerate() {
-            let s = i as f64 * SEARCH_STEP_PX;
+        for i in first..=last {
+            let j = (i + k + 1) as usize;
+            let s = i as f64 * step;
             let g = self.along([p[0] + s * n[0], p[1] + s * n[1]], n)?;
             raw[j] = g;
             vals[j] = if polarity == 0.0 { g.abs() } else { g * polarity };
         }
         let vals = &vals[..len];
         let within = |i: usize| {
-            let off = (i as i32 - (k + 1)) as f64 * SEARCH_STEP_PX;
-            off >= lo - 0.5 * SEARCH_STEP_PX && off <= hi + 0.5 * SEARCH_STEP_PX
+            let off = (i as i32 - (k + 1)) as f64 * step;
+            off >= lo - 0.5 * step && off <= hi + 0.5 * step
         };
         let strongest = (1..vals.len() - 1).filter(|&i| within(i)).map(|i| vals[i]).fold(f32::MIN, f32::max);
         if strongest < EDGE_MIN_GRADIENT {
@@ -95,7 +118,7 @@ impl Gradients {
             }
             let denom = a - 2.0 * b + c;
             let frac = if denom < 0.0 { (0.5 * (a - c) / denom) as f64 } else { 0.0 };
-            let off = ((i as i32 - (k + 1)) as f64 + frac.clamp(-0.5, 0.5)) * SEARCH_STEP_PX;
+            let off = ((i as i32 - (k + 1)) as f64 + frac.clamp(-0.5, 0.5)) * step;
             if off < lo || off > hi {
                 continue;
             }

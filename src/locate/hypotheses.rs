@@ -1,0 +1,105 @@
+//! Pose hypotheses: every arrangement of image lines as the surface's two long sides and one cross line gives a pose in closed form; each is ranked by how much of the board it projects onto image edges.
+//!
+//! A frame's few dozen long lines make a thousand or more hypotheses. Each is
+//! first ranked on the oriented edge map ([`super::edgemap::EdgeMap`]: one byte a sample), and
+//! only the best of every reading of the cross line are then scored exactly
+//! (the gradient searched along each sample's normal), which is what the
+//! refinement's starts are picked by.
+
+use super::*;
+
+/// Model sampling step of the first ranking, px: twice the exact score's
+/// ([`SCORE_STEP_PX`]); a hypothesis projects some 5,000-10,000 px of edges.
+const RANK_STEP_PX: f64 = 2.0 * SCORE_STEP_PX;
+/// Hypotheses scored exactly: the best ranked overall ...
+const EXACT_OVERALL: usize = 24;
+/// ... and the best ranked of each reading of the cross line (which model
+/// cross line the image line is read as), at least: the refinement takes up to
+/// [`STARTS_PER_READING`] distinct starts per reading a batch, for up to
+/// [`MAX_START_BATCHES`] batches, and near-copies of one pose (the same lines
+/// read a pixel apart) rank side by side.
+const EXACT_PER_READING: usize = 2 * STARTS_PER_READING * MAX_START_BATCHES;
+
+/// A hypothesis: its score, its pose, and which model cross line the image line was read as.
+pub(super) type Hypothesis = (f64, CameraPose, usize);
+
+/// The score of one hypothesis's samples, `hit` telling which found an edge:
+/// matched samples squared over samples counted. The rules-fixed features
+/// count; a construction edge (nominal here) only where at least half of its
+/// `agree_samples` or more agree, never against. `None` if nothing counts.
+fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, tally: &mut Vec<(usize, usize)>, mut hit: impl FnMut(&Sample) -> bool) -> Option<f64> {
+    tally.clear();
+    tally.resize(model.edges.len(), (0, 0));
+    for s in samples {
+        tally[s.edge].0 += 1;
+        tally[s.edge].1 += usize::from(hit(s));
+    }
+    let (n, hits) = model
+        .edges
+        .iter()
+        .zip(tally.iter())
+        .filter(|(e, t)| e.fixed || (t.0 >= agree_samples && t.1 * 2 >= t.0))
+        .fold((0usize, 0usize), |(n, h), (_, t)| (n + t.0, h + t.1));
+    (n > 0).then(|| hits as f64 * hits as f64 / n as f64)
+}
+
+impl Locator {
+    /// Every hypothesis from `lines` (longest first), the best scored exactly,
+    /// best first.
+    pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine]) -> Vec<Hypothesis> {
+        let mut map = std::mem::take(&mut self.edge_map);
+        map.build(&self.grad);
+        let mut samples = std::mem::take(&mut self.samples);
+        let mut tally: Vec<(usize, usize)> = Vec::new();
+        let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / RANK_STEP_PX).ceil() as usize;
+        let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
+        let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
+        let mut ranked: Vec<Hypothesis> = Vec::new();
+        for ladder in &self.model.ladders {
+            for (i, a) in sides.iter().enumerate() {
+                for (j, b) in sides.iter().enumerate() {
+                    if i == j {
+                        continue;
+                    }
+                    for (k, c) in crosses.iter().enumerate() {
+                        if k == i || k == j || !spans_between(a, b, c) {
+                            continue;
+                        }
+                        for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
+                            let Some(pose) = pose_from_lines(cam, a, b, c, ladder.half_width_mm, y, ladder.z_mm) else { continue };
+                            // The board normal in camera coordinates is the rotation's third column;
+                            // looking down on the board it points back at the camera (-z).
+                            if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
+                                continue;
+                            }
+                            sample_model(&self.model, &pose, cam, RANK_STEP_PX, &[], &mut samples);
+                            if let Some(s) = score(&self.model, &samples, rank_agree, &mut tally, |s| map.hit(s.p, s.n)) {
+                                ranked.push((s, pose, yi));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let readings = ranked.iter().map(|h| h.2 + 1).max().unwrap_or(0);
+        let mut per_reading = vec![0usize; readings];
+        let mut hyps: Vec<Hypothesis> = Vec::new();
+        for (rank, (_, pose, yi)) in ranked.into_iter().enumerate() {
+            let keep = rank < EXACT_OVERALL || per_reading[yi] < EXACT_PER_READING;
+            per_reading[yi] += 1;
+            if !keep {
+                continue;
+            }
+            sample_model(&self.model, &pose, cam, SCORE_STEP_PX, &[], &mut samples);
+            let grad = &self.grad;
+            if let Some(s) = score(&self.model, &samples, HYPOTHESIS_AGREE_SAMPLES, &mut tally, |s| grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some()) {
+                hyps.push((s, pose, yi));
+            }
+        }
+        self.samples = samples;
+        self.edge_map = map;
+        hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
+        hyps
+    }
+}
