@@ -167,6 +167,30 @@ impl Sample {
     }
 }
 
+/// The part of the image segment `pa`-`pb` within [`inside`]'s bounds, as
+/// parameters `(s0, s1)` along it (0 at `pa`, 1 at `pb`); `None` if none of it is.
+pub(super) fn clip_to_image(pa: [f64; 2], pb: [f64; 2], w: f64, h: f64) -> Option<(f64, f64)> {
+    let d = [pb[0] - pa[0], pb[1] - pa[1]];
+    // Liang-Barsky on s in [0, 1].
+    let (mut s0, mut s1) = (0.0f64, 1.0f64);
+    let lims = [(-d[0], pa[0] - BORDER_MARGIN_PX), (d[0], w - 1.0 - BORDER_MARGIN_PX - pa[0]), (-d[1], pa[1] - BORDER_MARGIN_PX), (d[1], h - 1.0 - BORDER_MARGIN_PX - pa[1])];
+    for (p, q) in lims {
+        if p.abs() < 1e-12 {
+            if q < 0.0 {
+                return None;
+            }
+        } else {
+            let r = q / p;
+            if p < 0.0 {
+                s0 = s0.max(r);
+            } else {
+                s1 = s1.min(r);
+            }
+        }
+    }
+    (s1 >= s0).then_some((s0, s1))
+}
+
 pub(super) fn inside(p: [f64; 2], w: f64, h: f64) -> bool {
     p[0] >= BORDER_MARGIN_PX && p[1] >= BORDER_MARGIN_PX && p[0] <= w - 1.0 - BORDER_MARGIN_PX && p[1] <= h - 1.0 - BORDER_MARGIN_PX
 }
@@ -222,27 +246,7 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                     continue;
                 }
                 let n = [-d[1] / len, d[0] / len];
-                // Clip the image segment to the image (Liang-Barsky on s in [0, 1]).
-                let (mut s0, mut s1) = (0.0f64, 1.0f64);
-                let lims = [(-d[0], pa[0] - BORDER_MARGIN_PX), (d[0], w - 1.0 - BORDER_MARGIN_PX - pa[0]), (-d[1], pa[1] - BORDER_MARGIN_PX), (d[1], h - 1.0 - BORDER_MARGIN_PX - pa[1])];
-                let mut visible = true;
-                for (pp, q) in lims {
-                    if pp.abs() < 1e-12 {
-                        if q < 0.0 {
-                            visible = false;
-                        }
-                    } else {
-                        let r = q / pp;
-                        if pp < 0.0 {
-                            s0 = s0.max(r);
-                        } else {
-                            s1 = s1.min(r);
-                        }
-                    }
-                }
-                if !visible || s1 <= s0 {
-                    continue;
-                }
+                let Some((s0, s1)) = clip_to_image(pa, pb, w, h).filter(|(s0, s1)| s1 > s0) else { continue };
                 let count = ((s1 - s0) * len / step).floor() as usize;
                 for i in 0..=count {
                     let s = s0 + (s1 - s0) * (i as f64 + 0.5) / (count as f64 + 1.0);

@@ -36,6 +36,8 @@ impl Locator {
         if hw <= 0.0 {
             return None;
         }
+        // The visible samples of one row: image point and the normal across the row.
+        let mut row: Vec<([f64; 2], [f64; 2])> = Vec::new();
         for &(y0, y1) in &self.model.clear_spans_mm {
             let mut y = y0;
             while y <= y1 {
@@ -43,8 +45,18 @@ impl Locator {
                 if let (Some(pa), Some(pb)) = (project(cam, a), project(cam, b)) {
                     let len = (pb[0] - pa[0]).hypot(pb[1] - pa[1]);
                     let n = (len / SAMPLE_STEP_PX).floor() as usize;
-                    let (mut seen, mut hits) = (0usize, 0usize);
-                    for i in 0..=n {
+                    let mut hits = 0usize;
+                    // Only the samples of the row's part in the image can be seen.
+                    let Some((s0, s1)) = clip_to_image(pa, pb, w, h) else {
+                        y += ROW_STEP_MM;
+                        continue;
+                    };
+                    // The image parameters back to the row's own (the samples are even along it).
+                    let along = |s: f64| (s / b[2]) / ((1.0 - s) / a[2] + s / b[2]);
+                    let first = ((along(s0) * n as f64).floor() as usize).saturating_sub(1);
+                    let last = ((along(s1) * n as f64).ceil() as usize + 1).min(n);
+                    row.clear();
+                    for i in first..=last {
                         let x = -hw + 2.0 * hw * i as f64 / n.max(1) as f64;
                         let Some(p) = project(cam, pose.to_camera(BoardPoint3::new(x, y, 0.0))) else { continue };
                         if !inside(p, w, h) {
@@ -56,13 +68,27 @@ impl Locator {
                         if l < 1e-9 {
                             continue;
                         }
-                        seen += 1;
-                        if self.grad.search(p, [d[0] / l, d[1] / l], 1.0, 0.0).is_some() {
-                            hits += 1;
-                        }
+                        row.push((p, [d[0] / l, d[1] / l]));
                     }
-                    if seen >= MIN_ROW_SAMPLES && hits as f64 >= MIN_ROW_FRACTION * seen as f64 {
-                        return Some(y);
+                    let seen = row.len();
+                    if seen >= MIN_ROW_SAMPLES {
+                        // The row is a line when this many samples find an edge; it is
+                        // decided as soon as more than the rest have missed.
+                        let needed = (MIN_ROW_FRACTION * seen as f64).ceil() as usize;
+                        let mut misses = 0usize;
+                        for (p, n) in &row {
+                            if self.grad.search(*p, *n, 1.0, 0.0).is_some() {
+                                hits += 1;
+                            } else {
+                                misses += 1;
+                                if misses > seen - needed {
+                                    break;
+                                }
+                            }
+                        }
+                        if hits >= needed {
+                            return Some(y);
+                        }
                     }
                 }
                 y += ROW_STEP_MM;
@@ -142,8 +168,11 @@ impl Locator {
         (seen >= MIN_SAMPLES).then(|| inside_nearer as f64 / seen as f64)
     }
 
-    /// The checks a pose must pass on its own.
-    pub(super) fn check(&self, best: &Refined) -> Result<(), LocateError> {
+    /// The checks of [`Locator::check`] that come before the straight line
+    /// across the board the model does not have: the tilt, how much of the board's
+    /// edges show, and the features that must confirm. Only a pose that passes
+    /// them is scanned for such a line (the costliest of the measurements).
+    fn check_shown(&self, best: &Refined) -> Result<(), LocateError> {
         let cfg = &self.cfg;
         if -best.pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
             return Err(LocateError::NotFound { reason: format!("the best fit sees the board edge-on (more than {MAX_TILT_DEG} degrees from overhead)") });
@@ -162,6 +191,13 @@ impl Locator {
         if let Some(why) = &best.unconfirmed {
             return Err(LocateError::NotFound { reason: format!("the board's outline fits but {why} (absent, hidden, or the pose is wrong)") });
         }
+        Ok(())
+    }
+
+    /// The checks a pose must pass on its own.
+    pub(super) fn check(&self, best: &Refined) -> Result<(), LocateError> {
+        self.check_shown(best)?;
+        let cfg = &self.cfg;
         if let Some(y) = best.phantom_line_mm {
             return Err(LocateError::NotFound {
                 reason: format!("the best fit leaves a straight line across the board unexplained (at y = {y:.0} mm, where the board has none)"),
@@ -276,7 +312,6 @@ impl Locator {
                 fixed: e.fixed,
             })
             .collect();
-        let phantom_line_mm = self.phantom_line(cam, &pose);
         // The identifying features must be seen over a fair stretch and mostly
         // match, and nearly every one seen at length must be confirmed: a wrong
         // pose can still fit the long outline and a few gate-bar edges, never all.
@@ -355,6 +390,10 @@ impl Locator {
         // The whole model, its construction at the fitted size included.
         let (all_samples, all_inliers) = per.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
         let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
-        Some(Refined { pose, construction: cons, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm, unconfirmed, evidence })
+        let mut r = Refined { pose, construction: cons, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm: None, unconfirmed, evidence };
+        if self.check_shown(&r).is_ok() {
+            r.phantom_line_mm = self.phantom_line(cam, &r.pose);
+        }
+        Some(r)
     }
 }
