@@ -8,8 +8,10 @@
 //!    one of the board's cross lines (the end edges, a shuffleboard's stripe
 //!    edges, a sjoelbak's gate bar): with the camera's intrinsics, two parallel
 //!    sides a known distance apart and one cross line at a known `y` fix the
-//!    pose in closed form. Each pose is scored by how much of the whole board
-//!    model it projects onto image edges.
+//!    pose in closed form. Each pose is ranked by how much of the whole board
+//!    model it projects onto image edges, first on an oriented edge map (one
+//!    byte a sample, `edgemap`), then the best of each reading exactly
+//!    (`hypotheses`).
 //! 3. **Refinement.** The best hypotheses, a batch at a time until one passes
 //!    the verdict, are refined by model-based edge
 //!    tracking ("moving edges"): points sampled along every projected model
@@ -53,6 +55,7 @@ mod model;
 mod points;
 mod rivals;
 mod sampling;
+mod uncertainty;
 mod verdict;
 
 use fit::*;
@@ -61,6 +64,7 @@ use lines::*;
 pub use model::*;
 pub use points::*;
 use sampling::*;
+use uncertainty::*;
 use verdict::*;
 
 /// Errors of the localisation stage. [`LocateError::is_refusal`] separates "no
@@ -258,8 +262,10 @@ pub struct LocateConfig {
     pub min_coverage: f64,
     /// Largest RMS normal distance of the inlier samples, px.
     pub max_rms_px: f64,
-    /// Largest predicted standard error of any visible board point, mm
-    /// (catches poses the visible features leave unconstrained).
+    /// Largest predicted standard error of any visible board point, mm, with
+    /// the edge samples' errors independent (catches poses the visible features
+    /// leave unconstrained; the reported `position_sigma_mm` is the larger,
+    /// honest one).
     pub max_position_sigma_mm: f64,
     /// A second, different pose scoring at least this fraction of the best makes the view ambiguous.
     pub ambiguity_ratio: f64,
@@ -330,7 +336,10 @@ pub struct BoardPose {
     pub reprojection_rms_px: f64,
     /// Fraction of the visible model's edge samples matched (automatic only).
     pub coverage: f64,
-    /// Predicted standard error of the worst visible board point, mm (automatic only).
+    /// Predicted standard error of the worst visible board point, mm (automatic
+    /// only): the edge samples' errors clustered by edge, each edge's shared error
+    /// at least a tenth of a pixel ([`uncertainty`]), so that it covers the real
+    /// error, not only the edges' noise.
     pub position_sigma_mm: f64,
     pub features: Vec<FeatureFit>,
 }
@@ -388,7 +397,13 @@ struct Refined {
     coverage: f64,
     rms_px: f64,
     inliers: usize,
+    /// Predicted standard error of the worst visible board point, mm, with each
+    /// edge's samples sharing the edge's error ([`clustered_pose_covariance`]):
+    /// what is reported.
     sigma_mm: f64,
+    /// The same with every sample's error independent: how well the features in
+    /// view constrain the pose (the verdict's [`LocateConfig::max_position_sigma_mm`]).
+    conditioning_sigma_mm: f64,
     features: Vec<FeatureFit>,
     /// `y` of a straight line across the board that the model does not have.
     phantom_line_mm: Option<f64>,

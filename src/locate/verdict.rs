@@ -206,11 +206,11 @@ impl Locator {
         if best.rms_px > cfg.max_rms_px {
             return Err(LocateError::PoorFit { reason: format!("edge residual {:.2} px RMS exceeds {:.2} px", best.rms_px, cfg.max_rms_px) });
         }
-        if !(best.sigma_mm <= cfg.max_position_sigma_mm) {
+        if !(best.conditioning_sigma_mm <= cfg.max_position_sigma_mm) {
             return Err(LocateError::PoorFit {
                 reason: format!(
                     "the visible features leave board points uncertain by {:.1} mm (limit {:.1} mm): too little of the board is in view",
-                    best.sigma_mm, cfg.max_position_sigma_mm
+                    best.conditioning_sigma_mm, cfg.max_position_sigma_mm
                 ),
             });
         }
@@ -242,6 +242,8 @@ impl Locator {
         // The information of the rules-fixed identifying features alone (lines, holes,
         // gate openings): whether they pin the pose without the outline.
         let mut jtj_id = [[0.0f64; 6]; 6];
+        // Each edge's sums over its inliers, for the clustered covariance.
+        let mut edge_sums: Vec<EdgeSums> = (0..n_edges).map(|_| EdgeSums { score: [0.0; MAX_UNKNOWNS], jacobian: [0.0; MAX_UNKNOWNS] }).collect();
         for s in &samples {
             per[s.edge].0 += 1;
             let edge = &self.model.edges[s.edge];
@@ -261,6 +263,8 @@ impl Locator {
             }
             let j = normal_jacobian(cam, &self.model, &pose, s);
             for a in 0..unknowns {
+                edge_sums[s.edge].score[a] += j[a] * off;
+                edge_sums[s.edge].jacobian[a] += j[a];
                 for b in 0..unknowns {
                     jtj[a][b] += j[a] * j[b];
                 }
@@ -292,10 +296,13 @@ impl Locator {
             .fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
         let coverage = (inl + agree_inliers) as f64 / (total + agree_samples) as f64;
         samples.retain(|s| self.model.edges[s.edge].fixed);
-        let sigma_mm = match marginal_pose_information(&jtj, params.len()) {
+        let conditioning_sigma_mm = match marginal_pose_information(&jtj, params.len()) {
             Some(info) => position_sigma(cam, &pose, &info, rms.max(0.05), &samples),
             None => f64::INFINITY,
         };
+        let seen: Vec<EdgeSums> = edge_sums.into_iter().zip(&per).filter(|(_, p)| p.1 > 0).map(|(e, _)| e).collect();
+        let clustered_sigma_mm = clustered_pose_covariance(&jtj, unknowns, &seen).map_or(f64::INFINITY, |cov| worst_point_sigma(cam, &pose, &cov, &samples));
+        let sigma_mm = conditioning_sigma_mm.max(clustered_sigma_mm);
         let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), &samples);
         self.samples = samples;
         let features = self
@@ -390,7 +397,7 @@ impl Locator {
         // The whole model, its construction at the fitted size included.
         let (all_samples, all_inliers) = per.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
         let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
-        let mut r = Refined { pose, construction: cons, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, features, phantom_line_mm: None, unconfirmed, evidence };
+        let mut r = Refined { pose, construction: cons, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, conditioning_sigma_mm, features, phantom_line_mm: None, unconfirmed, evidence };
         if self.check_shown(&r).is_ok() {
             r.phantom_line_mm = self.phantom_line(cam, &r.pose);
         }
