@@ -248,6 +248,10 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                 let n = [-d[1] / len, d[0] / len];
                 let Some((s0, s1)) = clip_to_image(pa, pb, w, h).filter(|(s0, s1)| s1 > s0) else { continue };
                 let count = ((s1 - s0) * len / step).floor() as usize;
+                // The unclipped segment in the camera frame, and the step across its face.
+                let (a0, b0) = (pose.to_camera(a), pose.to_camera(b));
+                let d3 = sub3(b0, a0);
+                let face = face_step(model, e, cons);
                 for i in 0..=count {
                     let s = s0 + (s1 - s0) * (i as f64 + 0.5) / (count as f64 + 1.0);
                     // Perspective-correct: the 3D parameter of image parameter s.
@@ -256,11 +260,9 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                     if let Some(p) = project(cam, xc) {
                         if inside(p, w, h) {
                             // The 3D parameter along the unclipped segment.
-                            let (a0, b0) = (pose.to_camera(a), pose.to_camera(b));
-                            let d3 = sub3(b0, a0);
                             let t3 = dot3(sub3(xc, a0), d3) / dot3(d3, d3).max(1e-12);
                             // The face's other edge, at the fitted height.
-                            let partner_px = face_step(model, e, cons).map_or(f64::NAN, |d| {
+                            let partner_px = face.map_or(f64::NAN, |d| {
                                 let x = [a.x_mm + t3 * (b.x_mm - a.x_mm) + d[0], a.y_mm + t3 * (b.y_mm - a.y_mm) + d[1], a.z_mm + t3 * (b.z_mm - a.z_mm) + d[2]];
                                 project(cam, pose.to_camera(BoardPoint3::new(x[0], x[1], x[2]))).map_or(f64::NAN, |q| n[0] * (q[0] - p[0]) + n[1] * (q[1] - p[1]))
                             });
