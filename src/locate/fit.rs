@@ -200,12 +200,12 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
     }
     let mut step = Step { delta: [0.0; 6], cons: [0.0; MAX_PARAMS], motion_px: 0.0 };
     let mut xs = vec![0.0f64; n];
-    for i in 0..n {
+    for (i, slot) in xs.iter_mut().enumerate() {
         let v = *x.at_2d::<f64>(i as i32, 0).ok()?;
         if !v.is_finite() {
             return None;
         }
-        xs[i] = v;
+        *slot = v;
         if i < 6 {
             step.delta[i] = v;
         } else {

@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// `invert` returns the inverse condition number for SVD (of the information
+/// equilibrated by its diagonal); below this the features leave a direction of
+/// motion unconstrained.
+const MIN_RCOND: f64 = 1e-10;
+
 /// The pose's information with the construction parameters marginalised out
 /// (the Schur complement `A_pp - A_pc A_cc^-1 A_cp` of the fit's `J^T J`): what
 /// the edges say of the pose whatever the construction's dimensions.
@@ -41,31 +46,24 @@ pub(super) fn position_sigma(cam: &Camera, pose: &CameraPose, jtj: &[[f64; 6]; 6
 /// independent noise `sigma_px`; `None` when the information leaves a direction
 /// of motion unconstrained.
 fn covariance_from_information(jtj: &[[f64; 6]; 6], sigma_px: f64) -> Option<[[f64; 6]; 6]> {
-    // Rotations (px per radian) and translations (px per mm) differ by ~1e6:
-    // equilibrate before judging the conditioning.
-    let d: Vec<f64> = (0..6).map(|i| jtj[i][i].max(1e-300).sqrt()).collect();
-    let mut scaled = [[0.0f64; 6]; 6];
-    for i in 0..6 {
-        for j in 0..6 {
-            scaled[i][j] = jtj[i][j] / (d[i] * d[j]);
-        }
-    }
+    let inv = equilibrated_inverse(jtj, 6)?;
+    Some(std::array::from_fn(|i| std::array::from_fn(|j| inv[i][j] * sigma_px * sigma_px)))
+}
+
+/// The inverse of the leading `n` x `n` block of a symmetric information
+/// matrix, inverted equilibrated by its diagonal (rotations, px per radian, and
+/// translations, px per mm, differ by ~1e6); `None` when it leaves a direction
+/// of motion unconstrained ([`MIN_RCOND`]).
+fn equilibrated_inverse<const N: usize>(a: &[[f64; N]; N], n: usize) -> Option<Vec<Vec<f64>>> {
+    let d: Vec<f64> = (0..n).map(|i| a[i][i].max(1e-300).sqrt()).collect();
+    let scaled: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| a[i][j] / (d[i] * d[j])).collect()).collect();
     let am = Mat::from_slice_2d(&scaled).ok()?;
     let mut inv = Mat::default();
     let rcond = opencv::core::invert(&am, &mut inv, opencv::core::DECOMP_SVD).ok()?;
-    // `invert` returns the inverse condition number for SVD; below this the
-    // features leave a direction of motion unconstrained.
-    const MIN_RCOND: f64 = 1e-10;
     if !(rcond > MIN_RCOND) {
         return None;
     }
-    let mut cov = [[0.0f64; 6]; 6];
-    for (i, row) in cov.iter_mut().enumerate() {
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = inv.at_2d::<f64>(i as i32, j as i32).copied().unwrap_or(f64::NAN) / (d[i] * d[j]) * sigma_px * sigma_px;
-        }
-    }
-    Some(cov)
+    (0..n).map(|i| (0..n).map(|j| inv.at_2d::<f64>(i as i32, j as i32).ok().map(|v| v / (d[i] * d[j]))).collect()).collect()
 }
 
 /// The standard error of the worst of `samples`' board points, mm (the major
@@ -141,16 +139,7 @@ pub(super) fn clustered_pose_covariance(jtj: &[[f64; MAX_UNKNOWNS]; MAX_UNKNOWNS
     let n = unknowns;
     let k = edges.len() as f64;
     let scale = k / (k - n as f64).max(1.0);
-    // Equilibrate (rotations and translations differ in scale by ~1e6), invert.
-    let d: Vec<f64> = (0..n).map(|i| jtj[i][i].max(1e-300).sqrt()).collect();
-    let scaled: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| jtj[i][j] / (d[i] * d[j])).collect()).collect();
-    let am = Mat::from_slice_2d(&scaled).ok()?;
-    let mut inv = Mat::default();
-    let rcond = opencv::core::invert(&am, &mut inv, opencv::core::DECOMP_SVD).ok()?;
-    if !(rcond > 1e-10) {
-        return None;
-    }
-    let ainv: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| inv.at_2d::<f64>(i as i32, j as i32).copied().unwrap_or(f64::NAN) / (d[i] * d[j])).collect()).collect();
+    let ainv = equilibrated_inverse(jtj, n)?;
     // Each edge's score through A^-1: its pull on the pose; and the pull of the
     // edge moved whole by the floor of an edge's location error.
     let through = |g: &[f64; MAX_UNKNOWNS]| -> [f64; 6] { std::array::from_fn(|i| (0..n).map(|j| ainv[i][j] * g[j]).sum()) };
@@ -164,4 +153,65 @@ pub(super) fn clustered_pose_covariance(jtj: &[[f64; MAX_UNKNOWNS]; MAX_UNKNOWNS
         }
     }
     cov.iter().flatten().all(|v| v.is_finite()).then_some(cov)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twelve edges of `per_edge` samples each, all of an edge's samples with
+    /// the same Jacobian row and the same offset `offsets[e]` px: the fit's
+    /// information and each edge's sums.
+    fn edges(per_edge: usize, offsets: &[f64]) -> ([[f64; MAX_UNKNOWNS]; MAX_UNKNOWNS], Vec<EdgeSums>) {
+        let mut jtj = [[0.0f64; MAX_UNKNOWNS]; MAX_UNKNOWNS];
+        let mut sums = Vec::new();
+        for (e, r) in offsets.iter().enumerate() {
+            let t = e as f64;
+            let mut j = [0.0f64; MAX_UNKNOWNS];
+            j[..6].copy_from_slice(&[t.cos(), t.sin(), (2.0 * t).cos(), (2.0 * t).sin(), (3.0 * t).cos(), 1.0]);
+            let n = per_edge as f64;
+            for a in 0..6 {
+                for b in 0..6 {
+                    jtj[a][b] += n * j[a] * j[b];
+                }
+            }
+            sums.push(EdgeSums { score: j.map(|v| n * v * r), jacobian: j.map(|v| n * v) });
+        }
+        (jtj, sums)
+    }
+
+    fn close(a: &[[f64; 6]; 6], b: &[[f64; 6]; 6], rel: f64) -> bool {
+        let scale = (0..6).map(|i| a[i][i].abs()).fold(0.0, f64::max);
+        a.iter().flatten().zip(b.iter().flatten()).all(|(x, y)| (x - y).abs() <= rel * scale)
+    }
+
+    /// Errors an edge's samples share do not average away over its samples:
+    /// the clustered covariance is the same with ten samples an edge or a
+    /// thousand, where independent noise would shrink it a hundredfold.
+    #[test]
+    fn an_edges_shared_error_does_not_average_away_over_its_samples() {
+        let offsets = [0.3, -0.2, 0.1, 0.25, -0.35, 0.05, -0.1, 0.2, -0.15, 0.3, -0.25, 0.1];
+        let (few_jtj, few) = edges(10, &offsets);
+        let (many_jtj, many) = edges(1000, &offsets);
+        let a = clustered_pose_covariance(&few_jtj, 6, &few).unwrap();
+        let b = clustered_pose_covariance(&many_jtj, 6, &many).unwrap();
+        // Relative tolerance: the two are one formula in different floating-point sums.
+        assert!(close(&a, &b, 1e-9), "{a:?}\nvs\n{b:?}");
+        let iid_few = covariance_from_information(&std::array::from_fn(|i| std::array::from_fn(|j| few_jtj[i][j])), 0.3).unwrap();
+        let iid_many = covariance_from_information(&std::array::from_fn(|i| std::array::from_fn(|j| many_jtj[i][j])), 0.3).unwrap();
+        assert!(iid_many[0][0] < 0.02 * iid_few[0][0]);
+        assert!(b[0][0] > 10.0 * iid_many[0][0]);
+    }
+
+    /// With no residual at all, every edge still carries the floor of shared
+    /// error: the covariance is that floor's, never zero.
+    #[test]
+    fn edges_that_fit_exactly_still_carry_the_floor() {
+        let (jtj, sums) = edges(100, &[0.0; 12]);
+        let cov = clustered_pose_covariance(&jtj, 6, &sums).unwrap();
+        // The floor alone: sigma_b^2 M^-1 for M the information of one sample an edge.
+        let floor = covariance_from_information(&std::array::from_fn(|i| std::array::from_fn(|j| jtj[i][j] / 100.0)), EDGE_BIAS_FLOOR_PX).unwrap();
+        assert!(close(&cov, &floor, 1e-9), "{cov:?}\nvs\n{floor:?}");
+        assert!(cov[5][5] > 0.0);
+    }
 }
