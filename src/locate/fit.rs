@@ -48,7 +48,7 @@ impl Locator {
         let Fit { pose, cons, polarity, polarity_learned } = &mut fit;
         for &range in schedule {
             let (step_px, search_step_px) = if range >= COARSE_RANGE_PX { (COARSE_REFINE_STEP_PX, COARSE_SEARCH_STEP_PX) } else { (REFINE_STEP_PX, SEARCH_STEP_PX) };
-            for _it in 0..iterations {
+            for _ in 0..iterations {
                 sample_model(&self.model, pose, cam, step_px, cons, &mut samples);
                 found.clear();
                 found.extend(samples.iter().map(|s| self.grad.search_stepped(s.p, s.n, s.window(range), polarity[s.edge], search_step_px)));
@@ -199,19 +199,18 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
         return None;
     }
     let mut step = Step { delta: [0.0; 6], cons: [0.0; MAX_PARAMS], motion_px: 0.0 };
-    let mut xs = vec![0.0f64; n];
-    for (i, slot) in xs.iter_mut().enumerate() {
+    for i in 0..n {
         let v = *x.at_2d::<f64>(i as i32, 0).ok()?;
         if !v.is_finite() {
             return None;
         }
-        *slot = v;
         if i < 6 {
             step.delta[i] = v;
         } else {
             step.cons[i - 6] = v;
         }
     }
-    step.motion_px = rows.iter().map(|j| (0..n).map(|p| j[p] * xs[p]).sum::<f64>().abs()).fold(0.0, f64::max);
+    let unknown = |p: usize| if p < 6 { step.delta[p] } else { step.cons[p - 6] };
+    step.motion_px = rows.iter().map(|j| (0..n).map(|p| j[p] * unknown(p)).sum::<f64>().abs()).fold(0.0, f64::max);
     Some(step)
 }

@@ -111,6 +111,7 @@ pub(super) fn worst_point_sigma(cam: &Camera, pose: &CameraPose, cov: &[[f64; 6]
 /// One model edge's sums over its inlier samples: `sum_i j_i r_i` (its score:
 /// how its residuals pull the fit) and `sum_i j_i` (how the fit would follow the
 /// whole edge moved by a pixel along its normal).
+#[derive(Clone, Copy, Default)]
 pub(super) struct EdgeSums {
     pub(super) score: [f64; MAX_UNKNOWNS],
     pub(super) jacobian: [f64; MAX_UNKNOWNS],

@@ -42,15 +42,12 @@ impl Locator {
             let mut y = y0;
             while y <= y1 {
                 let (a, b) = (pose.to_camera(BoardPoint3::new(-hw, y, 0.0)), pose.to_camera(BoardPoint3::new(hw, y, 0.0)));
-                if let (Some(pa), Some(pb)) = (project(cam, a), project(cam, b)) {
+                let ends = (project(cam, a), project(cam, b));
+                // Only the samples of the row's part in the image can be seen.
+                let in_view = if let (Some(pa), Some(pb)) = ends { clip_to_image(pa, pb, w, h).map(|s| (pa, pb, s)) } else { None };
+                if let Some((pa, pb, (s0, s1))) = in_view {
                     let len = (pb[0] - pa[0]).hypot(pb[1] - pa[1]);
                     let n = (len / SAMPLE_STEP_PX).floor() as usize;
-                    let mut hits = 0usize;
-                    // Only the samples of the row's part in the image can be seen.
-                    let Some((s0, s1)) = clip_to_image(pa, pb, w, h) else {
-                        y += ROW_STEP_MM;
-                        continue;
-                    };
                     // The image parameters back to the row's own (the samples are even along it).
                     let along = |s: f64| (s / b[2]) / ((1.0 - s) / a[2] + s / b[2]);
                     let first = ((along(s0) * n as f64).floor() as usize).saturating_sub(1);
@@ -70,31 +67,33 @@ impl Locator {
                         }
                         row.push((p, [d[0] / l, d[1] / l]));
                     }
-                    let seen = row.len();
-                    if seen >= MIN_ROW_SAMPLES {
-                        // The row is a line when this many samples find an edge; it is
-                        // decided as soon as more than the rest have missed.
-                        let needed = (MIN_ROW_FRACTION * seen as f64).ceil() as usize;
-                        let mut misses = 0usize;
-                        for (p, n) in &row {
-                            if self.grad.search(*p, *n, 1.0, 0.0).is_some() {
-                                hits += 1;
-                            } else {
-                                misses += 1;
-                                if misses > seen - needed {
-                                    break;
-                                }
-                            }
-                        }
-                        if hits >= needed {
-                            return Some(y);
-                        }
+                    if row.len() >= MIN_ROW_SAMPLES && self.mostly_on_edges(&row, MIN_ROW_FRACTION) {
+                        return Some(y);
                     }
                 }
                 y += ROW_STEP_MM;
             }
         }
         None
+    }
+
+    /// Whether at least `fraction` of the image points `row` (each with the
+    /// normal it is searched along) lie on an edge within a pixel; decided as
+    /// soon as more have missed than that leaves room for.
+    fn mostly_on_edges(&self, row: &[([f64; 2], [f64; 2])], fraction: f64) -> bool {
+        let needed = (fraction * row.len() as f64).ceil() as usize;
+        let (mut hits, mut misses) = (0usize, 0usize);
+        for (p, n) in row {
+            if self.grad.search(*p, *n, 1.0, 0.0).is_some() {
+                hits += 1;
+            } else {
+                misses += 1;
+                if misses > row.len() - needed {
+                    return false;
+                }
+            }
+        }
+        hits >= needed
     }
 
     /// Share of the surface's long sides in view where the surface is what lies
@@ -243,7 +242,7 @@ impl Locator {
         // gate openings): whether they pin the pose without the outline.
         let mut jtj_id = [[0.0f64; 6]; 6];
         // Each edge's sums over its inliers, for the clustered covariance.
-        let mut edge_sums: Vec<EdgeSums> = (0..n_edges).map(|_| EdgeSums { score: [0.0; MAX_UNKNOWNS], jacobian: [0.0; MAX_UNKNOWNS] }).collect();
+        let mut edge_sums = vec![EdgeSums::default(); n_edges];
         for s in &samples {
             per[s.edge].0 += 1;
             let edge = &self.model.edges[s.edge];
