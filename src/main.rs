@@ -232,6 +232,11 @@ Events (one JSON object a line): throw (the event-log entry), round_over, cleare
         /// model, green where the image confirms it, red where not; the truth in blue.
         #[arg(long)]
         overlays: Option<std::path::PathBuf>,
+        /// Image pyramid levels the search finds straight lines at (1: the frame
+        /// only; 2: also at half resolution, where texture breaks fewer edges).
+        /// For measuring the search; the default is the library's.
+        #[arg(long, default_value_t = boardcall::locate::LocateConfig::default().line_levels, value_parser = clap::value_parser!(u32).range(1..=4))]
+        line_levels: u32,
     },
     /// List the built-in boards.
     Boards,
@@ -770,11 +775,12 @@ fn run(cli: Cli) -> Result<()> {
                 say_raw!("{}", boardcall::eval::render_text(&report));
             }
         }
-        Command::EvalLocate { dir, json, overlays } => {
+        Command::EvalLocate { dir, json, overlays, line_levels } => {
             if let Some(o) = &overlays {
                 std::fs::create_dir_all(o).with_context(|| format!("creating {}", o.display()))?;
             }
-            let report = boardcall::eval::locate::evaluate_locate(&dir, &boardcall::locate::LocateConfig::default(), overlays.as_deref(), |o| {
+            let cfg = boardcall::locate::LocateConfig { line_levels, ..Default::default() };
+            let report = boardcall::eval::locate::evaluate_locate(&dir, &cfg, overlays.as_deref(), |o| {
                 if !json {
                     use std::io::Write;
                     // A closed pipe ends the listing; the summary below reports it.

@@ -1,6 +1,79 @@
-//! Straight image lines and the closed-form pose hypotheses read from two sides and a cross line.
+//! Straight image lines (found at two scales) and the closed-form pose hypotheses read from two sides and a cross line.
 
 use super::*;
+
+/// Most pyramid levels lines are found at (each half the previous one's size).
+const MAX_LINE_LEVELS: u32 = 4;
+/// `HoughLinesP`'s largest gap within one segment, px of its level.
+const HOUGH_MAX_GAP_PX: f64 = 3.0;
+
+/// Finds a frame's long straight lines, at one or more pyramid levels
+/// ([`LocateConfig::line_levels`]). At full resolution fine texture crossing a
+/// long edge (wood grain, a floor's joints) pulls the edge's Canny trace a pixel
+/// or two aside wherever it meets it, and `HoughLinesP`, following a one-pixel
+/// corridor, breaks the edge into pieces too short to count; at half resolution
+/// the texture is blurred away and the step between two surfaces remains. Thin
+/// painted lines and short edges are found at full resolution. Owns its scratch images.
+#[derive(Default)]
+pub(super) struct LineFinder {
+    level: Mat,
+    next: Mat,
+    blurred: Mat,
+    edges: Mat,
+    valid: Mat,
+    keep: Mat,
+    masked: Mat,
+    segments: Vector<Vec4i>,
+    found: Vec<[f64; 4]>,
+}
+
+impl LineFinder {
+    /// The long straight lines of `und` (`blurred` is its full-resolution
+    /// image pre-blurred by [`BLUR_SIGMA_PX`]), best supported first: segments at
+    /// least `min_len_px` long at each of the first `levels` levels (at least
+    /// one, at most [`MAX_LINE_LEVELS`]), in full-image pixels, merged.
+    pub(super) fn find(&mut self, und: &Undistorted, blurred: &Mat, min_len_px: f64, levels: u32) -> Result<Vec<ImageLine>, LocateError> {
+        self.found.clear();
+        for level in 0..levels.clamp(1, MAX_LINE_LEVELS) {
+            // Level 0 is the frame itself; each further level halves the previous one.
+            if level == 1 {
+                cv("pyramid", imgproc::pyr_down_def(&und.image, &mut self.level))?;
+            } else if level > 1 {
+                cv("pyramid", imgproc::pyr_down_def(&self.level, &mut self.next))?;
+                std::mem::swap(&mut self.level, &mut self.next);
+            }
+            let scale = f64::from(1u32 << level);
+            // The same blur and thresholds at every level: a step edge of a given
+            // contrast peaks at the same gradient in its level's pixels.
+            let src = if level == 0 {
+                blurred
+            } else {
+                cv("blur", imgproc::gaussian_blur(&self.level, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
+                &self.blurred
+            };
+            // OpenCV's Canny takes the strongest channel's gradient of a colour image.
+            cv("canny", imgproc::canny(src, &mut self.edges, CANNY_LOW, CANNY_HIGH, 3, true))?;
+            if !und.valid.empty() {
+                // Pixels near the undistortion's fill: their edges are the fill's border, not the board.
+                let size = Size::new(self.edges.cols(), self.edges.rows());
+                cv("mask", imgproc::resize(&und.valid, &mut self.valid, size, 0.0, 0.0, imgproc::INTER_NEAREST))?;
+                let blur_reach = if level == 0 { 0.0 } else { 3.0 * BLUR_SIGMA_PX };
+                let r = ((BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX) / scale + blur_reach).ceil() as i32;
+                let k = cv("kernel", imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(2 * r + 1, 2 * r + 1)))?;
+                cv("erode", imgproc::erode(&self.valid, &mut self.keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))?;
+                cv("mask edges", opencv::core::bitwise_and_def(&self.edges, &self.keep, &mut self.masked))?;
+                std::mem::swap(&mut self.edges, &mut self.masked);
+            }
+            let len = min_len_px / scale;
+            cv("hough", imgproc::hough_lines_p(&self.edges, &mut self.segments, 1.0, std::f64::consts::PI / 360.0, (len / 2.0) as i32, len, HOUGH_MAX_GAP_PX))?;
+            // A pixel of a pyramid level is centred on full-image pixel `scale * x`.
+            self.found.extend(self.segments.iter().map(|s| [s[0], s[1], s[2], s[3]].map(|v| f64::from(v) * scale)));
+        }
+        let mut lines = merge_segments(&self.found);
+        lines.sort_by(|a, b| b.support_px.total_cmp(&a.support_px));
+        Ok(lines)
+    }
+}
 
 // ---------------------------------------------------------------------------
 // Lines and closed-form hypotheses.
