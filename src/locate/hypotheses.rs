@@ -1,4 +1,4 @@
-//! Pose hypotheses: every arrangement of image lines as the surface's two long sides and one cross line gives a pose in closed form; each is ranked by how much of the board it projects onto image edges.
+//! Pose hypotheses: every arrangement of image lines as the surface's two long sides and one cross line gives a pose in closed form; each is ranked by how much of the board, and of its identifying lines, holes and gate bar, it projects onto image edges.
 //!
 //! A frame's few dozen long lines make a thousand or more hypotheses. Each is
 //! first ranked on the oriented edge map ([`super::edgemap::EdgeMap`]: one byte a sample), and
@@ -23,10 +23,23 @@ const EXACT_PER_READING: usize = 2 * STARTS_PER_READING * MAX_START_BATCHES;
 /// A hypothesis: its score, its pose, and which model cross line the image line was read as.
 pub(super) type Hypothesis = (f64, CameraPose, usize);
 
+/// Below this share of [`MIN_IDENTIFYING_COVERAGE`], a hypothesis's score is
+/// weighed by this floor: those whose lines, holes or gate bar are not in view
+/// or not yet met keep their order by the outline among themselves, below every
+/// one whose identifying features the image shows (a start a few pixels off
+/// can still be pulled onto its lines by the refinement).
+const UNIDENTIFIED_WEIGHT: f64 = 0.05;
+
 /// The score of one hypothesis's samples, `hit` telling which found an edge:
-/// matched samples squared over samples counted. The rules-fixed features
-/// count; a construction edge (nominal here) only where at least half of its
-/// `agree_samples` or more agree, never against. `None` if nothing counts.
+/// matched samples squared over samples counted, weighed by how much of the
+/// verdict's demand on the identifying features (lines, holes, gate bar: at
+/// least [`MIN_IDENTIFYING_COVERAGE`] of their samples matched) the samples
+/// meet, down to [`UNIDENTIFIED_WEIGHT`]. An outline alone is matched as well by
+/// a floor's tiles or a table's frame as by the board (external y4_01: every
+/// start refined was a tile reading, none of them with a hole). The
+/// rules-fixed features count; a construction edge (nominal here) only where at
+/// least half of its `agree_samples` or more agree, never against. `None` if
+/// nothing counts.
 fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, tally: &mut Vec<(usize, usize)>, mut hit: impl FnMut(&Sample) -> bool) -> Option<f64> {
     tally.clear();
     tally.resize(model.edges.len(), (0, 0));
@@ -34,13 +47,24 @@ fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, tally: &m
         tally[s.edge].0 += 1;
         tally[s.edge].1 += usize::from(hit(s));
     }
-    let (n, hits) = model
-        .edges
-        .iter()
-        .zip(tally.iter())
-        .filter(|(e, t)| e.fixed || (t.0 >= agree_samples && t.1 * 2 >= t.0))
-        .fold((0usize, 0usize), |(n, h), (_, t)| (n + t.0, h + t.1));
-    (n > 0).then(|| hits as f64 * hits as f64 / n as f64)
+    let (mut n, mut hits, mut id_n, mut id_hits) = (0usize, 0usize, 0usize, 0usize);
+    for (e, t) in model.edges.iter().zip(tally.iter()) {
+        if !(e.fixed || (t.0 >= agree_samples && t.1 * 2 >= t.0)) {
+            continue;
+        }
+        n += t.0;
+        hits += t.1;
+        if e.identifying {
+            id_n += t.0;
+            id_hits += t.1;
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    let id_share = if id_n == 0 { 0.0 } else { id_hits as f64 / id_n as f64 };
+    let weight = (id_share / MIN_IDENTIFYING_COVERAGE).clamp(UNIDENTIFIED_WEIGHT, 1.0);
+    Some(hits as f64 * hits as f64 / n as f64 * weight)
 }
 
 impl Locator {

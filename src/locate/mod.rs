@@ -10,9 +10,11 @@
 //!    edges, a sjoelbak's gate bar): with the camera's intrinsics, two parallel
 //!    sides a known distance apart and one cross line at a known `y` fix the
 //!    pose in closed form. Each pose is ranked by how much of the whole board
-//!    model it projects onto image edges, first on an oriented edge map (one
-//!    byte a sample, `edgemap`), then the best of each reading exactly
-//!    (`hypotheses`).
+//!    model it projects onto image edges, weighed by how much of its lines,
+//!    holes and gate bar do (the verdict's demand: a floor's tiles fit the
+//!    outline as well as the board does, never its holes), first on an
+//!    oriented edge map (one byte a sample, `edgemap`), then the best of each
+//!    reading exactly (`hypotheses`).
 //! 3. **Refinement.** The best hypotheses, a batch at a time until one passes
 //!    the verdict, are refined by model-based edge
 //!    tracking ("moving edges"): points sampled along every projected model
@@ -138,6 +140,9 @@ const MERGE_DIST_PX: f64 = 2.5;
 /// cross lines. A tiled floor or a rail brings dozens of long lines; the cheap
 /// [`spans_between`] test keeps the combinations that are scored few.
 const SIDE_CANDIDATES: usize = 30;
+/// Least share of the identifying features' edge samples (lines, holes, gate
+/// bar) a pose's fit must confirm; hypotheses are ranked towards it too.
+const MIN_IDENTIFYING_COVERAGE: f64 = 0.5;
 const CROSS_CANDIDATES: usize = 60;
 /// Samples of a construction edge, at the hypothesis score's spacing, for it to
 /// count in the score where at least half of them hit (a few stray hits are chance).

@@ -323,7 +323,6 @@ impl Locator {
         // pose can still fit the long outline and a few gate-bar edges, never all.
         // (Samples on a face seen edge-on are left out: [`MIN_FACE_PX`].)
         const MIN_IDENTIFYING_INLIERS: usize = 15;
-        const MIN_IDENTIFYING_COVERAGE: f64 = 0.5;
         const SEEN_AT_LENGTH: usize = 20;
         const CONFIRMED_COVERAGE: f64 = 0.3;
         const MIN_CONFIRMED_SHARE: f64 = 0.75;
