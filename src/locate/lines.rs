@@ -24,7 +24,8 @@ pub(super) struct LineFinder {
     keep: Mat,
     masked: Mat,
     segments: Vector<Vec4i>,
-    found: Vec<[f64; 4]>,
+    /// Each segment found, in full-image pixels, with its pyramid level.
+    found: Vec<([f64; 4], u32)>,
 }
 
 impl LineFinder {
@@ -67,7 +68,7 @@ impl LineFinder {
             let len = min_len_px / scale;
             cv("hough", imgproc::hough_lines_p(&self.edges, &mut self.segments, 1.0, std::f64::consts::PI / 360.0, (len / 2.0) as i32, len, HOUGH_MAX_GAP_PX))?;
             // A pixel of a pyramid level is centred on full-image pixel `scale * x`.
-            self.found.extend(self.segments.iter().map(|s| [s[0], s[1], s[2], s[3]].map(|v| f64::from(v) * scale)));
+            self.found.extend(self.segments.iter().map(|s| ([s[0], s[1], s[2], s[3]].map(|v| f64::from(v) * scale), level)));
         }
         let mut lines = merge_segments(&self.found);
         lines.sort_by(|a, b| b.support_px.total_cmp(&a.support_px));
@@ -137,41 +138,41 @@ pub(super) fn spans_between(a: &ImageLine, b: &ImageLine, cross: &ImageLine) -> 
     near(a, pa) || near(b, pb)
 }
 
-pub(super) fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
+/// Segments (each with its pyramid level) merged into lines: those within
+/// [`MERGE_ANGLE_RAD`] and [`MERGE_DIST_PX`] of a cluster's longest segment are
+/// one line. A line lies where its finest level's segments put it (a coarser
+/// level's pixel is twice as wide, its edges less exact); its support is its
+/// best level's total length (an edge found at two levels is one edge, not
+/// twice as long) and its extent that of all its segments.
+pub(super) fn merge_segments(segs: &[([f64; 4], u32)]) -> Vec<ImageLine> {
     // Sort by length so each cluster is seeded by its longest segment.
     let mut order: Vec<usize> = (0..segs.len()).collect();
     let seg_len = |s: &[f64; 4]| (s[2] - s[0]).hypot(s[3] - s[1]);
-    order.sort_by(|&i, &j| seg_len(&segs[j]).total_cmp(&seg_len(&segs[i])));
-    let mut clusters: Vec<(ImageLine, Vec<usize>)> = Vec::new();
+    order.sort_by(|&i, &j| seg_len(&segs[j].0).total_cmp(&seg_len(&segs[i].0)));
+    let mut clusters: Vec<([f64; 3], Vec<usize>)> = Vec::new();
     for &i in &order {
-        let s = segs[i];
+        let s = segs[i].0;
         let len = seg_len(&s);
         let (dx, dy) = ((s[2] - s[0]) / len, (s[3] - s[1]) / len);
-        let mut joined = false;
-        for (line, members) in clusters.iter_mut() {
-            let (a, b) = (line.l[0], line.l[1]);
-            let cos = (a * dy - b * dx).abs(); // |direction . line direction|
-            let d0 = (a * s[0] + b * s[1] + line.l[2]).abs();
-            let d1 = (a * s[2] + b * s[3] + line.l[2]).abs();
-            if cos > MERGE_ANGLE_RAD.cos() && d0 < MERGE_DIST_PX && d1 < MERGE_DIST_PX {
-                members.push(i);
-                line.support_px += len;
-                joined = true;
-                break;
-            }
-        }
-        if !joined {
-            let l = [-dy, dx, -(-dy * s[0] + dx * s[1])];
-            clusters.push((ImageLine { l, support_px: len, span: [0.0, 0.0] }, vec![i]));
+        let joined = clusters.iter_mut().find(|(l, _)| {
+            let cos = (l[0] * dy - l[1] * dx).abs(); // |direction . line direction|
+            let d0 = (l[0] * s[0] + l[1] * s[1] + l[2]).abs();
+            let d1 = (l[0] * s[2] + l[1] * s[3] + l[2]).abs();
+            cos > MERGE_ANGLE_RAD.cos() && d0 < MERGE_DIST_PX && d1 < MERGE_DIST_PX
+        });
+        match joined {
+            Some((_, members)) => members.push(i),
+            None => clusters.push(([-dy, dx, -(-dy * s[0] + dx * s[1])], vec![i])),
         }
     }
-    // Refit each cluster to its segments' endpoints and midpoints, weighted by length.
     clusters
         .into_iter()
-        .map(|(line, members)| {
+        .map(|(_, members)| {
+            // Refit to the finest level's segments' endpoints and midpoints, weighted by length.
+            let finest = members.iter().map(|&i| segs[i].1).min().unwrap_or(0);
             let mut pts: Vec<([f64; 2], f64)> = Vec::new();
-            for &i in &members {
-                let s = segs[i];
+            for &i in members.iter().filter(|&&i| segs[i].1 == finest) {
+                let s = segs[i].0;
                 let w = seg_len(&s);
                 for t in [0.0, 0.5, 1.0] {
                     pts.push(([s[0] + t * (s[2] - s[0]), s[1] + t * (s[3] - s[1])], w));
@@ -191,9 +192,18 @@ pub(super) fn merge_segments(segs: &[[f64; 4]]) -> Vec<ImageLine> {
             let (dx, dy) = (th.cos(), th.sin());
             let (a, b) = (-dy, dx);
             let along = |p: [f64; 2]| p[0] * b - p[1] * a;
-            let ts = members.iter().flat_map(|&i| [along([segs[i][0], segs[i][1]]), along([segs[i][2], segs[i][3]])]);
+            let ts = members.iter().flat_map(|&i| [along([segs[i].0[0], segs[i].0[1]]), along([segs[i].0[2], segs[i].0[3]])]);
             let span = ts.fold([f64::INFINITY, f64::NEG_INFINITY], |s, t| [s[0].min(t), s[1].max(t)]);
-            ImageLine { l: [a, b, -(a * mu[0] + b * mu[1])], support_px: line.support_px, span }
+            let mut per_level: Vec<f64> = Vec::new();
+            for &i in &members {
+                let level = segs[i].1 as usize;
+                if per_level.len() <= level {
+                    per_level.resize(level + 1, 0.0);
+                }
+                per_level[level] += seg_len(&segs[i].0);
+            }
+            let support_px = per_level.into_iter().fold(0.0, f64::max);
+            ImageLine { l: [a, b, -(a * mu[0] + b * mu[1])], support_px, span }
         })
         .collect()
 }

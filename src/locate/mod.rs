@@ -575,6 +575,12 @@ impl Locator {
             return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
         }
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
+        if std::env::var("BC_DEBUG_LINES").is_ok() {
+            for r in &refined {
+                let c = project(&cam, r.pose.to_camera(BoardPoint3::new(0.0, 0.0, 0.0))); let c2 = project(&cam, r.pose.to_camera(BoardPoint3::new(0.0, 1000.0, 0.0)));
+                eprintln!("cand score {:.0} whole {:.0} fixed {:.0} cov {:.2} rms {:.2} origin {:?} {:?} check {:?}", r.score, r.whole_score, r.fixed_score, r.coverage, r.rms_px, c.map(|v| v.map(|x| x.round())), c2.map(|v| v.map(|x| x.round())), self.check(r).err().map(|e| e.to_string()));
+            }
+        }
         // Candidates that pass every check on their own compete; the rest only explain a refusal.
         let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
         let Some(first) = good.first() else {
