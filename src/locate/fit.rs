@@ -6,8 +6,10 @@ impl Locator {
     /// Moving-edges refinement from `start` over the whole schedule, then the
     /// verdict's measurements; `None` if it loses the board.
     pub(super) fn refine(&mut self, cam: &Camera, start: CameraPose) -> Option<Refined> {
-        let fit = self.fit(cam, Fit::start(start, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE)?;
-        self.verdict(cam, fit)
+        let mut samples = std::mem::take(&mut self.samples);
+        let r = self.fit(&mut samples, cam, Fit::start(start, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&mut samples, cam, f));
+        self.samples = samples;
+        r
     }
 
     /// Refines each of `starts` through the schedule and measures it for the
@@ -15,9 +17,10 @@ impl Locator {
     /// stages (the same pose within [`SAME_POSE_PX`], the same construction, the
     /// same edge polarities learned): it would end in the same pose.
     pub(super) fn refine_starts(&mut self, cam: &Camera, starts: &[CameraPose], seen: &mut StartsSeen) -> Vec<Refined> {
-        let mut out = Vec::new();
-        for &p in starts {
-            let Some(f) = self.fit(cam, Fit::start(p, &self.model), &SEARCH_SCHEDULE_PX[..WIDE_STAGES], ITERATIONS_PER_RANGE) else { continue };
+        let wide = self.in_parallel(starts, |me, samples, p| me.fit(samples, cam, Fit::start(*p, &me.model), &SEARCH_SCHEDULE_PX[..WIDE_STAGES], ITERATIONS_PER_RANGE));
+        // Decided in the starts' order, as one after the other would.
+        let mut survivors = Vec::new();
+        for f in wide.into_iter().flatten() {
             let same = |m: &Fit| {
                 m.polarity == f.polarity
                     && m.cons.iter().zip(&f.cons).all(|(a, b)| (a - b).abs() <= SAME_CONSTRUCTION_MM)
@@ -27,20 +30,54 @@ impl Locator {
                 continue;
             }
             seen.met.push(f.clone());
-            if let Some(r) = self.fit(cam, f, &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE).and_then(|f| self.verdict(cam, f)) {
-                out.push(r);
-            }
+            survivors.push(f);
         }
-        out
+        self.in_parallel(&survivors, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE).and_then(|f| me.verdict(samples, cam, f)))
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// `f` of every item, in the items' order, computed on as many threads as
+    /// the machine has cores (at most one per item), each with its own sample
+    /// scratch. The refinements of different starts share nothing but the
+    /// frame's gradients, read only.
+    pub(super) fn in_parallel<T: Sync, R: Send>(&self, items: &[T], f: impl Fn(&Locator, &mut Vec<Sample>, &T) -> R + Sync) -> Vec<R> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
+        if threads <= 1 {
+            let mut samples = Vec::new();
+            return items.iter().map(|t| f(self, &mut samples, t)).collect();
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (f, next) = (&f, &next);
+        let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(move || {
+                        let mut samples = Vec::new();
+                        let mut out = Vec::new();
+                        // Items are taken one at a time: refinements differ in length.
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(t) = items.get(i) else { break };
+                            out.push((i, f(self, &mut samples, t)));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        });
+        done.sort_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, r)| r).collect()
     }
 
     /// Moving-edges refinement of `fit` through the search ranges `schedule`
     /// (px, widest first), at most `iterations` steps per range; `None` if it
     /// loses the board. Edge polarities are learned after the first range of a
     /// fit that has not learned them yet.
-    pub(super) fn fit(&mut self, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
+    pub(super) fn fit(&self, samples: &mut Vec<Sample>, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
         let n_edges = self.model.edges.len();
-        let mut samples = std::mem::take(&mut self.samples);
         let mut found: Vec<Option<(f64, f32)>> = Vec::new();
         // The construction's dimensions (mm off nominal) are fitted with the pose:
         // at a wrong nominal size its edges would pull the pose by the difference.
@@ -49,13 +86,10 @@ impl Locator {
         for &range in schedule {
             let (step_px, search_step_px) = if range >= COARSE_RANGE_PX { (COARSE_REFINE_STEP_PX, COARSE_SEARCH_STEP_PX) } else { (REFINE_STEP_PX, SEARCH_STEP_PX) };
             for _ in 0..iterations {
-                sample_model(&self.model, pose, cam, step_px, cons, &mut samples);
+                sample_model(&self.model, pose, cam, step_px, cons, samples);
                 found.clear();
                 found.extend(samples.iter().map(|s| self.grad.search_stepped(s.p, s.n, s.window(range), polarity[s.edge], search_step_px)));
-                let Some(step) = gauss_newton_step(cam, &self.model, pose, &samples, &found, range, cons) else {
-                    self.samples = samples;
-                    return None;
-                };
+                let step = gauss_newton_step(cam, &self.model, pose, samples, &found, range, cons)?;
                 *pose = perturbed(pose, &step.delta);
                 let before = cons.clone();
                 for (c, d) in cons.iter_mut().zip(&step.cons) {
@@ -88,7 +122,6 @@ impl Locator {
                 }
             }
         }
-        self.samples = samples;
         Some(fit)
     }
 

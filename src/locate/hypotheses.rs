@@ -40,9 +40,9 @@ const UNIDENTIFIED_WEIGHT: f64 = 0.05;
 /// rules-fixed features count; a construction edge (nominal here) only where at
 /// least half of its `agree_samples` or more agree, never against. `None` if
 /// nothing counts.
-fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, tally: &mut Vec<(usize, usize)>, mut hit: impl FnMut(&Sample) -> bool) -> Option<f64> {
-    tally.clear();
-    tally.resize(model.edges.len(), (0, 0));
+fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, mut hit: impl FnMut(&Sample) -> bool) -> Option<f64> {
+    // (samples, hits) of each model edge.
+    let mut tally = vec![(0usize, 0usize); model.edges.len()];
     for s in samples {
         tally[s.edge].0 += 1;
         tally[s.edge].1 += usize::from(hit(s));
@@ -73,12 +73,11 @@ impl Locator {
     pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine]) -> Vec<Hypothesis> {
         let mut map = std::mem::take(&mut self.edge_map);
         map.build(&self.grad);
-        let mut samples = std::mem::take(&mut self.samples);
-        let mut tally: Vec<(usize, usize)> = Vec::new();
         let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / RANK_STEP_PX).ceil() as usize;
         let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
         let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
-        let mut ranked: Vec<Hypothesis> = Vec::new();
+        // Every pose the lines give, with the reading of its cross line.
+        let mut poses: Vec<(CameraPose, usize)> = Vec::new();
         for ladder in &self.model.ladders {
             for (i, a) in sides.iter().enumerate() {
                 for (j, b) in sides.iter().enumerate() {
@@ -96,33 +95,35 @@ impl Locator {
                             if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
                                 continue;
                             }
-                            sample_model(&self.model, &pose, cam, RANK_STEP_PX, &[], &mut samples);
-                            if let Some(s) = score(&self.model, &samples, rank_agree, &mut tally, |s| map.hit(s.p, s.n)) {
-                                ranked.push((s, pose, yi));
-                            }
+                            poses.push((pose, yi));
                         }
                     }
                 }
             }
         }
+        // Ranked on the edge map (the machine's cores sharing the poses).
+        let map_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
+            sample_model(&me.model, pose, cam, RANK_STEP_PX, &[], samples);
+            score(&me.model, samples, rank_agree, |s| map.hit(s.p, s.n)).map(|s| (s, *pose, *yi))
+        };
+        let mut ranked: Vec<Hypothesis> = self.in_parallel(&poses, map_score).into_iter().flatten().collect();
+        self.edge_map = map;
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         let readings = ranked.iter().map(|h| h.2 + 1).max().unwrap_or(0);
         let mut per_reading = vec![0usize; readings];
-        let mut hyps: Vec<Hypothesis> = Vec::new();
+        let mut kept: Vec<(CameraPose, usize)> = Vec::new();
         for (rank, (_, pose, yi)) in ranked.into_iter().enumerate() {
-            let keep = rank < EXACT_OVERALL || per_reading[yi] < EXACT_PER_READING;
+            if rank < EXACT_OVERALL || per_reading[yi] < EXACT_PER_READING {
+                kept.push((pose, yi));
+            }
             per_reading[yi] += 1;
-            if !keep {
-                continue;
-            }
-            sample_model(&self.model, &pose, cam, SCORE_STEP_PX, &[], &mut samples);
-            let grad = &self.grad;
-            if let Some(s) = score(&self.model, &samples, HYPOTHESIS_AGREE_SAMPLES, &mut tally, |s| grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some()) {
-                hyps.push((s, pose, yi));
-            }
         }
-        self.samples = samples;
-        self.edge_map = map;
+        // The best of each reading scored exactly.
+        let exact_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
+            sample_model(&me.model, pose, cam, SCORE_STEP_PX, &[], samples);
+            score(&me.model, samples, HYPOTHESIS_AGREE_SAMPLES, |s| me.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some()).map(|s| (s, *pose, *yi))
+        };
+        let mut hyps: Vec<Hypothesis> = self.in_parallel(&kept, exact_score).into_iter().flatten().collect();
         hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
         hyps
     }

@@ -39,8 +39,8 @@ impl Locator {
         if !self.has_upright_feet() {
             return Vec::new();
         }
-        let mut out = Vec::new();
         let heights: Vec<usize> = (0..self.model.params.len()).filter(|k| self.model.edges.iter().any(|e| e.face_param == Some(*k))).collect();
+        let mut starts: Vec<Fit> = Vec::new();
         for &f in &HEIGHT_STARTS {
             let mut start = Fit::start(*best, &self.model);
             for &k in &heights {
@@ -48,11 +48,7 @@ impl Locator {
                 start.cons[k] = f * if f > 0.0 { p.max_mm - p.nominal_mm } else { p.nominal_mm - p.min_mm };
             }
             clamp_construction(&self.model.params, &mut start.cons);
-            if let Some(r) = self.fit(cam, start, &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(cam, f)) {
-                if self.check(&r).is_ok() {
-                    out.push(r);
-                }
-            }
+            starts.push(start);
         }
         for axis in [1usize, 0] {
             for &s in &SHIFTS_MM {
@@ -63,14 +59,14 @@ impl Locator {
                 let t = best.translation;
                 let rd = [0, 1, 2].map(|i| r[i][0] * delta[0] + r[i][1] * delta[1] + r[i][2] * delta[2]);
                 let start = CameraPose { rotation: r, translation: [t[0] + rd[0], t[1] + rd[1], t[2] + rd[2]] };
-                if let Some(r) = self.fit(cam, Fit::start(start, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(cam, f)) {
-                    if self.check(&r).is_ok() {
-                        out.push(r);
-                    }
-                }
+                starts.push(Fit::start(start, &self.model));
             }
         }
-        out
+        self.in_parallel(&starts, |me, samples, start| me.fit(samples, cam, start.clone(), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| me.verdict(samples, cam, f)))
+            .into_iter()
+            .flatten()
+            .filter(|r| self.check(r).is_ok())
+            .collect()
     }
 
     /// Of the candidates that pass every check, the reading the image supports.

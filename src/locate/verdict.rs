@@ -218,13 +218,12 @@ impl Locator {
 
     /// The verdict's measurements at a fitted pose: coverage, inliers, sigma,
     /// per-feature fits and whether the ends are told apart.
-    pub(super) fn verdict(&mut self, cam: &Camera, fit: Fit) -> Option<Refined> {
+    pub(super) fn verdict(&self, samples: &mut Vec<Sample>, cam: &Camera, fit: Fit) -> Option<Refined> {
         let n_edges = self.model.edges.len();
         let params = &self.model.params;
         let Fit { pose, cons, polarity, .. } = fit;
-        let mut samples = std::mem::take(&mut self.samples);
         // The verdict's measurements at the final pose, over the fixed features.
-        sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &cons, &mut samples);
+        sample_model(&self.model, &pose, cam, REFINE_STEP_PX, &cons, samples);
         // Samples on a face seen edge-on are left out: there the face's two edges
         // are one in the image, and either may be the one found ([`MIN_FACE_PX`]).
         samples.retain(|s| !(s.partner_px.abs() < MIN_FACE_PX));
@@ -243,7 +242,7 @@ impl Locator {
         let mut jtj_id = [[0.0f64; 6]; 6];
         // Each edge's sums over its inliers, for the clustered covariance.
         let mut edge_sums = vec![EdgeSums::default(); n_edges];
-        for s in &samples {
+        for s in samples.iter() {
             per[s.edge].0 += 1;
             let edge = &self.model.edges[s.edge];
             let judged = edge.identifying;
@@ -280,7 +279,6 @@ impl Locator {
             jtj[6 + i][6 + i] += 1.0 / p.prior_sigma_mm().powi(2);
         }
         if total == 0 || inl < 6 {
-            self.samples = samples;
             return None;
         }
         let rms = (ss / inl as f64).sqrt();
@@ -296,14 +294,13 @@ impl Locator {
         let coverage = (inl + agree_inliers) as f64 / (total + agree_samples) as f64;
         samples.retain(|s| self.model.edges[s.edge].fixed);
         let conditioning_sigma_mm = match marginal_pose_information(&jtj, params.len()) {
-            Some(info) => position_sigma(cam, &pose, &info, rms.max(0.05), &samples),
+            Some(info) => position_sigma(cam, &pose, &info, rms.max(0.05), samples),
             None => f64::INFINITY,
         };
         let seen: Vec<EdgeSums> = edge_sums.into_iter().zip(&per).filter(|(_, p)| p.1 > 0).map(|(e, _)| e).collect();
-        let clustered_sigma_mm = clustered_pose_covariance(&jtj, unknowns, &seen).map_or(f64::INFINITY, |cov| worst_point_sigma(cam, &pose, &cov, &samples));
+        let clustered_sigma_mm = clustered_pose_covariance(&jtj, unknowns, &seen).map_or(f64::INFINITY, |cov| worst_point_sigma(cam, &pose, &cov, samples));
         let sigma_mm = conditioning_sigma_mm.max(clustered_sigma_mm);
-        let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), &samples);
-        self.samples = samples;
+        let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), samples);
         let features = self
             .model
             .edges
