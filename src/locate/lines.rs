@@ -1,4 +1,4 @@
-//! Straight image lines (found at two scales) and the closed-form pose hypotheses read from two sides and a cross line.
+//! Straight image lines (found at one or more pyramid levels) and the closed-form pose hypotheses read from two sides and a cross line.
 
 use super::*;
 

@@ -2,8 +2,9 @@
 //!
 //! Automatic localisation, in four steps:
 //! 1. **Lines.** Canny edges and `HoughLinesP` segments on the undistorted
-//!    image and on its half-resolution level (where fine texture no longer
-//!    breaks a long edge), merged into long straight lines.
+//!    image (and, with [`LocateConfig::line_levels`], on its half-resolution
+//!    level, where fine texture no longer breaks a long edge), merged into
+//!    long straight lines.
 //! 2. **Hypotheses.** Every ordered pair of long lines is tried as the two long
 //!    sides of the playing surface (`x = +w/2`, `x = -w/2`) and every other line as
 //!    one of the board's cross lines (the end edges, a shuffleboard's stripe
@@ -282,11 +283,12 @@ pub struct LocateConfig {
     /// Image pyramid levels the search finds straight lines at: 1, the frame
     /// only; 2 adds its half-resolution level, where fine texture (wood grain,
     /// floor joints) no longer breaks a long edge into short pieces
-    /// ([`lines::LineFinder`]). Measured (fifteenth session): 2 locates 4 more
-    /// varied scenes and external hb_02, but the changed set of starts lets own
-    /// scene 22 (a sjoelbak gate half) be accepted 34 px off, its rival reading
-    /// no longer refined, and loses external sb_01 and sb_03: the verdict must
-    /// not depend on which starts were refined before this becomes the default.
+    /// (`lines::LineFinder`). Measured (fifteenth session, `eval-locate
+    /// --line-levels 2`): 3 more varied scenes located (33 of 40), external
+    /// hb_02 located (2.1 px off, outside 3 sigma), own outcomes unchanged; but
+    /// the changed starts move external sb_04's pose 9.8 mm at its far end
+    /// (3.5 sigma, 1.2 mm at one level). Not the default until the refinement's
+    /// end does not depend on which start reached it.
     pub line_levels: u32,
 }
 
