@@ -128,3 +128,35 @@ impl Locator {
         hyps
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(edge: usize) -> Sample {
+        Sample { edge, t: 0.0, xc: [0.0, 0.0, 1000.0], p: [0.0, 0.0], n: [1.0, 0.0], partner_px: f64::NAN }
+    }
+
+    /// A reading whose outline matches but whose holes do not (a floor's tiles)
+    /// ranks far below one matching both, though it matches more samples.
+    #[test]
+    fn an_outline_without_its_holes_ranks_low() {
+        let model = BoardModel::new(&Board::load("yocu-4").unwrap());
+        let outline = model.edges.iter().position(|e| e.fixed && !e.identifying).unwrap();
+        let hole = model.edges.iter().position(|e| e.fixed && e.identifying).unwrap();
+        let samples: Vec<Sample> = std::iter::repeat_n(outline, 100).chain(std::iter::repeat_n(hole, 40)).map(sample).collect();
+        // Tiles: the outline matched all along, no hole.
+        let tiles = score(&model, &samples, HYPOTHESIS_AGREE_SAMPLES, |s| s.edge == outline).unwrap();
+        // The board: 80 % of the outline (pieces hide some), half of its holes' rims.
+        let mut k = 0;
+        let board = score(&model, &samples, HYPOTHESIS_AGREE_SAMPLES, |s| {
+            k += 1;
+            if s.edge == outline { k % 5 != 0 } else { k % 2 == 0 }
+        })
+        .unwrap();
+        assert!(board > 5.0 * tiles, "board {board}, tiles {tiles}");
+        // Every identifying sample matched saturates at the verdict's demand: the outline decides.
+        let all = score(&model, &samples, HYPOTHESIS_AGREE_SAMPLES, |_| true).unwrap();
+        assert!((all - 140.0).abs() < 1e-9, "{all}");
+    }
+}

@@ -769,6 +769,41 @@ mod tests {
         assert!(pose_distance(&other, &truth, &probe) > 100.0);
     }
 
+    /// An edge found at two pyramid levels is one line, placed by the finer
+    /// level's segments and supported by its best level's length, not their sum.
+    #[test]
+    fn lines_merge_across_levels_at_the_finer_position() {
+        // The fine level's segments lie on y = 100; the coarse level's, 1.5 px off
+        // (within the merge distance), twice as long.
+        let segs = [([0.0, 100.0, 300.0, 100.0], 0), ([310.0, 100.0, 600.0, 100.0], 0), ([0.0, 101.5, 600.0, 101.5], 1)];
+        let lines = merge_segments(&segs);
+        assert_eq!(lines.len(), 1);
+        let l = &lines[0];
+        // |b| y + c = 0 at the fine level's y, to well under the coarse offset.
+        let y = -l.l[2] / l.l[1];
+        assert!((y - 100.0).abs() < 1e-6, "line at y = {y}");
+        assert!((l.support_px - 600.0).abs() < 1e-6, "support {}", l.support_px);
+        // A line found at one level keeps the sum of its pieces.
+        let one = merge_segments(&[([0.0, 50.0, 200.0, 50.0], 0), ([250.0, 50.0, 400.0, 50.0], 0)]);
+        assert_eq!(one.len(), 1);
+        assert!((one[0].support_px - 350.0).abs() < 1e-6);
+    }
+
+    /// Work spread over the cores comes back in the items' order, every item once.
+    #[test]
+    fn in_parallel_keeps_the_items_order() {
+        let loc = Locator::new(&Board::load("holeyboard").unwrap(), LocateConfig::default());
+        let items: Vec<usize> = (0..257).collect();
+        let out = loc.in_parallel(&items, |_, samples, &i| {
+            samples.clear();
+            // Uneven work, so that threads finish out of order.
+            std::hint::black_box((0..(i % 7) * 1000).fold(0usize, |a, k| a ^ k));
+            i
+        });
+        assert_eq!(out, items);
+        assert!(loc.in_parallel(&Vec::<usize>::new(), |_, _, &i| i).is_empty());
+    }
+
     #[test]
     fn models_carry_their_features() {
         let sb = BoardModel::new(&Board::load("shuffleboard-22ft").unwrap());
