@@ -512,46 +512,26 @@ impl Locator {
         self.last_candidate
     }
 
+    /// The frame's pre-blurred image and its gradients, for fitting a pose to it.
     fn prepare(&mut self, und: &Undistorted) -> Result<(), LocateError> {
         cv("blur", imgproc::gaussian_blur(&und.image, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
-        let (w, h) = (self.blurred.cols() as usize, self.blurred.rows() as usize);
-        self.grad.w = w;
-        self.grad.h = h;
-        // Pixels near the undistortion's fill: their gradients are the fill's border, not the board.
-        let mut keep = Mat::default();
-        if !und.valid.empty() {
-            let r = (BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX).ceil() as i32;
-            let k = cv("kernel", imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(2 * r + 1, 2 * r + 1)))?;
-            cv("erode", imgproc::erode(&und.valid, &mut keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))?;
-        }
-        let mask: Option<&[u8]> = if keep.empty() { None } else { Some(cv("mask", keep.data_typed::<u8>())?) };
-        let mut channels: Vector<Mat> = Vector::new();
-        cv("split", opencv::core::split(&self.blurred, &mut channels))?;
-        self.grad.g.clear();
-        self.grad.g.resize(w * h, [0; 6]);
-        for c in 0..3 {
-            let ch = cv("split", channels.get(c))?;
-            for (dx, dy) in [(1, 0), (0, 1)] {
-                // The raw 3x3 Sobel sums of the 8-bit channel: exact in 16 bits.
-                cv("sobel", imgproc::sobel(&ch, &mut self.sobel, CV_16S, dx, dy, 3, 1.0, 0.0, BORDER_DEFAULT))?;
-                let data = cv("sobel", self.sobel.data_typed::<i16>())?;
-                let plane = 2 * c + dy as usize;
-                for (i, (dst, g)) in self.grad.g.iter_mut().zip(data).enumerate() {
-                    dst[plane] = if mask.is_some_and(|m| m[i] == 0) { 0 } else { *g };
-                }
-            }
-        }
-        Ok(())
+        gradients(und, &self.blurred, &mut self.sobel, &mut self.grad)
     }
 
     /// Finds the board automatically.
     pub fn run(&mut self, und: &Undistorted) -> Result<BoardPose, LocateError> {
         self.last_candidate = None;
-        self.prepare(und)?;
         let cam = und.camera;
         let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let min_len = MIN_SEGMENT_FRACTION * w.min(h);
-        let lines = self.line_finder.find(und, &self.blurred, min_len, self.cfg.line_levels)?;
+        cv("blur", imgproc::gaussian_blur(&und.image, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
+        // The lines and the gradients are read from the same blurred frame, independently: side by side.
+        let Locator { line_finder, blurred, sobel, grad, cfg, .. } = self;
+        let lines = std::thread::scope(|scope| {
+            let lines = scope.spawn(|| line_finder.find(und, blurred, min_len, cfg.line_levels));
+            gradients(und, blurred, sobel, grad)?;
+            lines.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })?;
         if lines.len() < 3 {
             return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
         }
@@ -714,6 +694,39 @@ impl Locator {
         Ok(img)
     }
 
+}
+
+/// The gradients of `blurred` (the frame `und` pre-blurred by [`BLUR_SIGMA_PX`])
+/// into `grad`: each channel's raw 3x3 Sobel sums, zero near the undistortion's fill.
+fn gradients(und: &Undistorted, blurred: &Mat, sobel: &mut Mat, grad: &mut Gradients) -> Result<(), LocateError> {
+    let (w, h) = (blurred.cols() as usize, blurred.rows() as usize);
+    grad.w = w;
+    grad.h = h;
+    // Pixels near the undistortion's fill: their gradients are the fill's border, not the board.
+    let mut keep = Mat::default();
+    if !und.valid.empty() {
+        let r = (BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX).ceil() as i32;
+        let k = cv("kernel", imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(2 * r + 1, 2 * r + 1)))?;
+        cv("erode", imgproc::erode(&und.valid, &mut keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))?;
+    }
+    let mask: Option<&[u8]> = if keep.empty() { None } else { Some(cv("mask", keep.data_typed::<u8>())?) };
+    let mut channels: Vector<Mat> = Vector::new();
+    cv("split", opencv::core::split(blurred, &mut channels))?;
+    grad.g.clear();
+    grad.g.resize(w * h, [0; 6]);
+    for c in 0..3 {
+        let ch = cv("split", channels.get(c))?;
+        for (dx, dy) in [(1, 0), (0, 1)] {
+            // The raw 3x3 Sobel sums of the 8-bit channel: exact in 16 bits.
+            cv("sobel", imgproc::sobel(&ch, sobel, CV_16S, dx, dy, 3, 1.0, 0.0, BORDER_DEFAULT))?;
+            let data = cv("sobel", sobel.data_typed::<i16>())?;
+            let plane = 2 * c + dy as usize;
+            for (i, (dst, g)) in grad.g.iter_mut().zip(data).enumerate() {
+                dst[plane] = if mask.is_some_and(|m| m[i] == 0) { 0 } else { *g };
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Convenience for callers holding a raw frame: undistorts it and locates the board.
