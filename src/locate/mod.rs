@@ -141,10 +141,10 @@ const MERGE_DIST_PX: f64 = 2.5;
 /// cross lines. A tiled floor or a rail brings dozens of long lines; the cheap
 /// [`spans_between`] test keeps the combinations that are scored few.
 const SIDE_CANDIDATES: usize = 30;
+const CROSS_CANDIDATES: usize = 60;
 /// Least share of the identifying features' edge samples (lines, holes, gate
 /// bar) a pose's fit must confirm; hypotheses are ranked towards it too.
 const MIN_IDENTIFYING_COVERAGE: f64 = 0.5;
-const CROSS_CANDIDATES: usize = 60;
 /// Samples of a construction edge, at the hypothesis score's spacing, for it to
 /// count in the score where at least half of them hit (a few stray hits are chance).
 const HYPOTHESIS_AGREE_SAMPLES: usize = 5;
@@ -557,12 +557,6 @@ impl Locator {
             return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
         }
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
-        if std::env::var("BC_DEBUG_LINES").is_ok() {
-            for r in &refined {
-                let c = project(&cam, r.pose.to_camera(BoardPoint3::new(0.0, 0.0, 0.0))); let c2 = project(&cam, r.pose.to_camera(BoardPoint3::new(0.0, 1000.0, 0.0)));
-                eprintln!("cand score {:.0} whole {:.0} fixed {:.0} cov {:.2} rms {:.2} origin {:?} {:?} check {:?}", r.score, r.whole_score, r.fixed_score, r.coverage, r.rms_px, c.map(|v| v.map(|x| x.round())), c2.map(|v| v.map(|x| x.round())), self.check(r).err().map(|e| e.to_string()));
-            }
-        }
         // Candidates that pass every check on their own compete; the rest only explain a refusal.
         let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
         let Some(first) = good.first() else {
