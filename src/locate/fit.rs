@@ -75,7 +75,8 @@ impl Locator {
     /// Moving-edges refinement of `fit` through the search ranges `schedule`
     /// (px, widest first), at most `iterations` steps per range; `None` if it
     /// loses the board. Edge polarities are learned after the first range of a
-    /// fit that has not learned them yet.
+    /// fit that has not learned them yet. `samples` is the caller's scratch (one
+    /// per thread: [`Locator::in_parallel`]).
     pub(super) fn fit(&self, samples: &mut Vec<Sample>, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
         let n_edges = self.model.edges.len();
         let mut found: Vec<Option<(f64, f32)>> = Vec::new();

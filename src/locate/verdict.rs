@@ -217,7 +217,8 @@ impl Locator {
     }
 
     /// The verdict's measurements at a fitted pose: coverage, inliers, sigma,
-    /// per-feature fits and whether the ends are told apart.
+    /// per-feature fits and whether the ends are told apart. `samples` is the
+    /// caller's scratch.
     pub(super) fn verdict(&self, samples: &mut Vec<Sample>, cam: &Camera, fit: Fit) -> Option<Refined> {
         let n_edges = self.model.edges.len();
         let params = &self.model.params;
