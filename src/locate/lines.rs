@@ -30,10 +30,11 @@ pub(super) struct LineFinder {
 
 impl LineFinder {
     /// The long straight lines of `und` (`blurred` is its full-resolution
-    /// image pre-blurred by [`BLUR_SIGMA_PX`]), best supported first: segments at
+    /// image pre-blurred by [`BLUR_SIGMA_PX`], `keep` where that is clear of the
+    /// undistortion's fill: [`clear_of_fill`]), best supported first: segments at
     /// least `min_len_px` long at each of the first `levels` levels (at least
     /// one, at most [`MAX_LINE_LEVELS`]), in full-image pixels, merged.
-    pub(super) fn find(&mut self, und: &Undistorted, blurred: &Mat, min_len_px: f64, levels: u32) -> Result<Vec<ImageLine>, LocateError> {
+    pub(super) fn find(&mut self, und: &Undistorted, blurred: &Mat, keep: &Mat, min_len_px: f64, levels: u32) -> Result<Vec<ImageLine>, LocateError> {
         self.found.clear();
         for level in 0..levels.clamp(1, MAX_LINE_LEVELS) {
             // Level 0 is the frame itself; each further level halves the previous one.
@@ -54,15 +55,21 @@ impl LineFinder {
             };
             // OpenCV's Canny takes the strongest channel's gradient of a colour image.
             cv("canny", imgproc::canny(src, &mut self.edges, CANNY_LOW, CANNY_HIGH, 3, true))?;
-            if !und.valid.empty() {
-                // Pixels near the undistortion's fill: their edges are the fill's border, not the board.
-                let size = Size::new(self.edges.cols(), self.edges.rows());
-                cv("mask", imgproc::resize(&und.valid, &mut self.valid, size, 0.0, 0.0, imgproc::INTER_NEAREST))?;
-                let blur_reach = if level == 0 { 0.0 } else { 3.0 * BLUR_SIGMA_PX };
-                let r = ((BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX) / scale + blur_reach).ceil() as i32;
-                let k = cv("kernel", imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(2 * r + 1, 2 * r + 1)))?;
-                cv("erode", imgproc::erode(&self.valid, &mut self.keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))?;
-                cv("mask edges", opencv::core::bitwise_and_def(&self.edges, &self.keep, &mut self.masked))?;
+            // Edges near the undistortion's fill are its border, not the board: the
+            // frame's own margin at level 0, the valid pixels resized and cleared by the
+            // margin at that scale plus the level's own blur further down.
+            if level > 0 {
+                if und.valid.empty() {
+                    self.valid = Mat::default();
+                } else {
+                    let size = Size::new(self.edges.cols(), self.edges.rows());
+                    cv("mask", imgproc::resize(&und.valid, &mut self.valid, size, 0.0, 0.0, imgproc::INTER_NEAREST))?;
+                }
+                clear_of_fill(&self.valid, (BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX) / scale + 3.0 * BLUR_SIGMA_PX, &mut self.keep)?;
+            }
+            let mask = if level == 0 { keep } else { &self.keep };
+            if !mask.empty() {
+                cv("mask edges", opencv::core::bitwise_and_def(&self.edges, mask, &mut self.masked))?;
                 std::mem::swap(&mut self.edges, &mut self.masked);
             }
             let len = min_len_px / scale;

@@ -461,6 +461,8 @@ pub struct Locator {
     model: BoardModel,
     cfg: LocateConfig,
     blurred: Mat,
+    /// Where `blurred` is clear of the undistortion's fill (empty: everywhere).
+    keep: Mat,
     sobel: Mat,
     line_finder: LineFinder,
     grad: Gradients,
@@ -492,6 +494,7 @@ impl Locator {
             model,
             cfg,
             blurred: Mat::default(),
+            keep: Mat::default(),
             sobel: Mat::default(),
             line_finder: LineFinder::default(),
             grad: Gradients::default(),
@@ -514,8 +517,15 @@ impl Locator {
 
     /// The frame's pre-blurred image and its gradients, for fitting a pose to it.
     fn prepare(&mut self, und: &Undistorted) -> Result<(), LocateError> {
+        self.blur(und)?;
+        gradients(&self.blurred, &self.keep, &mut self.sobel, &mut self.grad)
+    }
+
+    /// The frame pre-blurred by [`BLUR_SIGMA_PX`], and where its pixels are clear
+    /// of the undistortion's fill by the blur's reach and [`BORDER_MARGIN_PX`].
+    fn blur(&mut self, und: &Undistorted) -> Result<(), LocateError> {
         cv("blur", imgproc::gaussian_blur(&und.image, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
-        gradients(und, &self.blurred, &mut self.sobel, &mut self.grad)
+        clear_of_fill(&und.valid, BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX, &mut self.keep)
     }
 
     /// Finds the board automatically.
@@ -524,12 +534,12 @@ impl Locator {
         let cam = und.camera;
         let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let min_len = MIN_SEGMENT_FRACTION * w.min(h);
-        cv("blur", imgproc::gaussian_blur(&und.image, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
+        self.blur(und)?;
         // The lines and the gradients are read from the same blurred frame, independently: side by side.
-        let Locator { line_finder, blurred, sobel, grad, cfg, .. } = self;
+        let Locator { line_finder, blurred, keep, sobel, grad, cfg, .. } = self;
         let lines = std::thread::scope(|scope| {
-            let lines = scope.spawn(|| line_finder.find(und, blurred, min_len, cfg.line_levels));
-            gradients(und, blurred, sobel, grad)?;
+            let lines = scope.spawn(|| line_finder.find(und, blurred, keep, min_len, cfg.line_levels));
+            gradients(blurred, keep, sobel, grad)?;
             lines.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
         if lines.len() < 3 {
@@ -690,19 +700,27 @@ impl Locator {
 
 }
 
-/// The gradients of `blurred` (the frame `und` pre-blurred by [`BLUR_SIGMA_PX`])
-/// into `grad`: each channel's raw 3x3 Sobel sums, zero near the undistortion's fill.
-fn gradients(und: &Undistorted, blurred: &Mat, sobel: &mut Mat, grad: &mut Gradients) -> Result<(), LocateError> {
+/// Where the undistorted frame's pixels (`valid`: non-zero where the frame
+/// has them; empty: all of them) are at least `reach_px` clear of the fill
+/// around them, into `keep` (empty when `valid` is): edges nearer are the
+/// fill's border, not the board.
+fn clear_of_fill(valid: &Mat, reach_px: f64, keep: &mut Mat) -> Result<(), LocateError> {
+    if valid.empty() {
+        *keep = Mat::default();
+        return Ok(());
+    }
+    let r = reach_px.ceil() as i32;
+    let k = cv("kernel", imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(2 * r + 1, 2 * r + 1)))?;
+    cv("erode", imgproc::erode(valid, keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))
+}
+
+/// The gradients of `blurred` (the frame pre-blurred by [`BLUR_SIGMA_PX`]) into
+/// `grad`: each channel's raw 3x3 Sobel sums, zero outside `keep` (if not empty:
+/// [`clear_of_fill`]).
+fn gradients(blurred: &Mat, keep: &Mat, sobel: &mut Mat, grad: &mut Gradients) -> Result<(), LocateError> {
     let (w, h) = (blurred.cols() as usize, blurred.rows() as usize);
     grad.w = w;
     grad.h = h;
-    // Pixels near the undistortion's fill: their gradients are the fill's border, not the board.
-    let mut keep = Mat::default();
-    if !und.valid.empty() {
-        let r = (BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX).ceil() as i32;
-        let k = cv("kernel", imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(2 * r + 1, 2 * r + 1)))?;
-        cv("erode", imgproc::erode(&und.valid, &mut keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))?;
-    }
     let mask: Option<&[u8]> = if keep.empty() { None } else { Some(cv("mask", keep.data_typed::<u8>())?) };
     let mut channels: Vector<Mat> = Vector::new();
     cv("split", opencv::core::split(blurred, &mut channels))?;
