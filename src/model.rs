@@ -361,11 +361,10 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
                             why.push("hole model calls a leaner where the outline fits flat in the cup".to_string());
                         }
                         if dist >= h.radius() {
-                            // Its outline fit lies over the rim: the leaner's centre is in the hole.
-                            let towards = (d.footprint.centre.x_mm - h.x_mm, d.footprint.centre.y_mm - h.y_mm);
-                            let k = (h.radius() - 1.0) / dist;
-                            d.footprint = Footprint::new(BoardPoint::new(h.x_mm + towards.0 * k, h.y_mm + towards.1 * k), d.footprint.radius_mm);
-                            why.push("hole model calls a leaner whose outline fit lies over the rim".to_string());
+                            // Its outline fit lies over the rim: a leaner's centre is in the
+                            // hole; its leaning pose, or the lack of one, decides
+                            // (`score::place_leaners`).
+                            why.push(OVER_THE_RIM.to_string());
                         }
                         add_doubt(d, why);
                     }
@@ -403,6 +402,11 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
         }
     }
 }
+
+/// The doubt on a washer the model calls a leaner whose flat outline fit lies
+/// over the hole's rim, centre outside it: a leaner's top outline fitted flat
+/// lands off its centre, and so does a washer flat on the board at the rim.
+pub const OVER_THE_RIM: &str = "hole model calls a leaner whose outline fit lies over the rim";
 
 /// A washer seen by the hole model only: no outline measured, so always flagged.
 fn model_only(team: Team, at: BoardPoint, r: f64, top_z: f64, tilt: f64, sigma: f64, p: f32, what: &str) -> Detection {

@@ -5,7 +5,7 @@ use crate::board::{Board, Layout};
 use crate::calls::{self, Boundary, FoulLine};
 use crate::detect::{DetectError, Detections, Detector, DetectorConfig, MeasuredBy};
 use crate::measure::ColourView;
-use crate::geom::Footprint;
+use crate::geom::{BoardPoint, Footprint};
 use crate::piece::{PieceId, PieceKind, Team};
 use serde::{Deserialize, Serialize};
 
@@ -430,7 +430,11 @@ impl Session {
 }
 
 /// Washers called leaners (tilted) get their leaning pose measured: a flat
-/// outline fit places a tilted washer tens of mm off its centre.
+/// outline fit places a tilted washer tens of mm off its centre. Where no
+/// leaning pose explains the hole, geometry decides between the model and the
+/// outline: a clean outline fitted flat at the surface with its centre outside
+/// the rim is a washer lying on the board there (it is called so, and flagged);
+/// otherwise the leaner stays, its centre brought inside the rim.
 fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
     let Some(w) = board.washer() else { return };
     for d in detections.pieces.iter_mut().filter(|d| d.tilt_deg.abs() > 1.0) {
@@ -450,9 +454,40 @@ fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &
             d.tilt_deg = fit.tilt_deg;
             d.measured_by = MeasuredBy::LeaningPose;
             d.sigma_mm = d.sigma_mm.max(crate::detect::LEANER_POSE_SIGMA_MM);
+            continue;
         }
+        no_leaning_pose(d, &w.holes[hole], w.washer_thickness_mm);
     }
 }
+
+/// A washer the model calls a leaner in hole `h` where no leaning pose
+/// explains the hole: see [`place_leaners`].
+fn no_leaning_pose(d: &mut crate::detect::Detection, h: &crate::board::Hole, washer_thickness_mm: f64) {
+    let dist = d.footprint.centre.distance(h.centre());
+    let over_the_rim = d.doubt.as_deref().is_some_and(|why| why.contains(crate::model::OVER_THE_RIM));
+    if !over_the_rim || dist < h.radius() {
+        return;
+    }
+    let flat_on_board = d.measured_by == MeasuredBy::Outline && (d.top_z_mm - washer_thickness_mm).abs() < FLAT_FIT_HEIGHT_MM;
+    if flat_on_board {
+        d.tilt_deg = 0.0;
+        let why = d.doubt.take().unwrap_or_default().replace(
+            crate::model::OVER_THE_RIM,
+            "hole model calls a leaner, but no leaning pose explains the hole and the outline fits flat on the board beside it: called flat",
+        );
+        d.doubt = Some(why);
+    } else {
+        // The model's leaner, its centre inside the rim (a leaner's lies over the hole).
+        let k = (h.radius() - 1.0) / dist;
+        let c = d.footprint.centre;
+        d.footprint = Footprint::new(BoardPoint::new(h.x_mm + (c.x_mm - h.x_mm) * k, h.y_mm + (c.y_mm - h.y_mm) * k), d.footprint.radius_mm);
+    }
+}
+
+/// An outline fitted within this of the surface washer's top (mm) was fitted
+/// flat on the board: the rest heights a washer takes are its thickness
+/// (3.2 mm) apart.
+const FLAT_FIT_HEIGHT_MM: f64 = 1.0;
 
 /// The learned model proposes, geometry decides: a washer the hole model alone
 /// sees (no outline, no colour on the cup's floor placed it) is not scored; it
@@ -471,14 +506,17 @@ fn model_only_to_review(board: &Board, detections: &mut Detections) {
 }
 
 /// Washers the hole model alone saw flat in a cup (placed at the hole's
-/// centre) are placed by their colour on the cup's floor where enough shows.
+/// centre) are placed by their colour on the cup's floor where enough shows
+/// past the pieces measured over it (a leaner's low edge in the cup is the
+/// leaner's colour, not another washer's).
 fn place_cup_washers(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
     let Some(w) = board.washer() else { return };
+    let measured: Vec<crate::detect::Detection> = detections.pieces.iter().filter(|d| d.measured_by != MeasuredBy::HoleModel).cloned().collect();
     for d in detections.pieces.iter_mut().filter(|d| d.measured_by == MeasuredBy::HoleModel && d.tilt_deg.abs() <= 1.0) {
         let (Some(team), Some(hole)) = (d.team, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())) else {
             continue;
         };
-        if let Some((centre, sigma)) = det.place_on_cup_floor(view, hole, team) {
+        if let Some((centre, sigma)) = det.place_on_cup_floor(view, hole, team, &measured) {
             d.footprint = Footprint::new(centre, d.footprint.radius_mm);
             d.sigma_mm = sigma;
             d.measured_by = MeasuredBy::FloorColour;
@@ -669,5 +707,30 @@ mod tests {
         assert_eq!(status, Some("needs_review"));
         assert!(report.needs_review, "the frame's flag agrees with its round score");
         assert!(report.review_reasons.iter().any(|r| r.contains("too close to call")), "{:?}", report.review_reasons);
+    }
+
+    #[test]
+    fn without_a_leaning_pose_a_flat_outline_beside_the_hole_stays_flat() {
+        let board = Board::load("holeyboard").unwrap();
+        let w = board.washer().unwrap();
+        let h = w.holes[0];
+        let th = w.washer_thickness_mm;
+        let model_leaner = |x: f64, top_z: f64| {
+            let mut d = crate::detect::Detection::clean_outline(PieceKind::Washer, Some(Team::Red), Footprint::new(BoardPoint::new(x, h.y_mm), 31.75), top_z);
+            d.tilt_deg = crate::model::MODEL_LEANER_TILT_DEG;
+            d.doubt = Some(crate::model::OVER_THE_RIM.to_string());
+            d
+        };
+        // A clean outline fitted flat on the board, its centre 4 mm outside the rim: a washer lying there.
+        let mut beside = model_leaner(h.x_mm + h.radius() + 4.0, th);
+        no_leaning_pose(&mut beside, &h, th);
+        assert!(beside.tilt_deg.abs() < 1e-9, "{beside:?}");
+        assert!((beside.footprint.centre.x_mm - (h.x_mm + h.radius() + 4.0)).abs() < 1e-9, "{beside:?}");
+        assert!(beside.doubt.as_deref().unwrap().contains("called flat"), "{beside:?}");
+        // Fitted lower than the surface (a tilted outline's fit): the model's leaner, brought inside the rim.
+        let mut low = model_leaner(h.x_mm + h.radius() + 4.0, th - 3.0);
+        no_leaning_pose(&mut low, &h, th);
+        assert!(low.tilt_deg > 1.0, "{low:?}");
+        assert!(low.footprint.centre.distance(h.centre()) < h.radius(), "{low:?}");
     }
 }

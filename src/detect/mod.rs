@@ -455,11 +455,14 @@ impl Detector {
     }
 
     /// Places a washer of `team` that lies flat on hole `hole`'s floor by the
-    /// team's colour there: its centre and standard uncertainty, or `None`
-    /// where too little of it shows.
-    pub fn place_on_cup_floor(&self, frame: &ColourView, hole: usize, team: Team) -> Option<(BoardPoint, f64)> {
+    /// team's colour there, seen past the pieces `over` (a leaner's low edge
+    /// down in the cup shows its colour there too): its centre and standard
+    /// uncertainty, or `None` where too little of it shows.
+    pub fn place_on_cup_floor(&self, frame: &ColourView, hole: usize, team: Team, over: &[Detection]) -> Option<(BoardPoint, f64)> {
         let class = self.cfg.teams.iter().position(|t| t.team == team)?;
-        let fit = models::place_on_cup_floor(&self.context(frame), hole, class)?;
+        let cx = self.context(frame);
+        let hiding = sight::Occluders::new(over.iter().map(|d| cx.occluder(d)).collect());
+        let fit = models::place_on_cup_floor(&cx.hidden_by(&hiding), hole, class)?;
         Some((fit.footprint.centre, fit.centre_sigma_mm))
     }
 }

@@ -34,37 +34,69 @@ struct CupInside {
     depth: f64,
 }
 
-/// A piece lying flat: a cylinder (a weight's body, a disc) or a ring (a washer),
-/// its axis vertical.
+/// A piece as a solid: a cylinder (a weight's body, a disc) or a ring (a
+/// washer), lying flat (its axis vertical) or tilted (a washer leaning in a hole).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct FlatPiece {
+pub(super) struct PieceSolid {
+    /// Its centre, half way through its thickness.
     pub centre: BoardPoint3,
     pub r_out: f64,
     pub r_in: f64,
     pub half_height: f64,
+    /// The frame its faces lie in: two unit vectors along them, then their normal (the axis).
+    frame: [V3; 3],
 }
 
-impl FlatPiece {
-    /// A piece of `kind` on `board` with footprint `fp` whose top face is at `top_z` (mm).
-    pub fn on(board: &Board, kind: PieceKind, fp: Footprint, top_z: f64) -> FlatPiece {
+/// The frame of a piece lying flat.
+const FLAT: [V3; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+impl PieceSolid {
+    /// A piece of `kind` on `board` lying flat with footprint `fp` and its top face at `top_z` (mm).
+    pub fn on(board: &Board, kind: PieceKind, fp: Footprint, top_z: f64) -> PieceSolid {
+        let (r_out, r_in, half_height) = PieceSolid::size(board, kind);
+        PieceSolid { centre: fp.centre.at_height(top_z - half_height), r_out, r_in, half_height, frame: FLAT }
+    }
+
+    /// A piece of `kind` on `board` with its centre (half way through it) at
+    /// `centre`, tilted by `tilt_deg` so that its faces rise towards azimuth
+    /// `rise_rad` (from the board's x axis).
+    pub fn tilted(board: &Board, kind: PieceKind, centre: BoardPoint3, tilt_deg: f64, rise_rad: f64) -> PieceSolid {
+        let (r_out, r_in, half_height) = PieceSolid::size(board, kind);
+        let (t, (sa, ca)) = (tilt_deg.to_radians(), rise_rad.sin_cos());
+        let frame = [[t.cos() * ca, t.cos() * sa, t.sin()], [-sa, ca, 0.0], [-t.sin() * ca, -t.sin() * sa, t.cos()]];
+        PieceSolid { centre, r_out, r_in, half_height, frame }
+    }
+
+    /// Outer radius, inner radius (a washer's hole, else 0) and half thickness (mm).
+    fn size(board: &Board, kind: PieceKind) -> (f64, f64, f64) {
         let size = board.piece();
         let r_in = match (&board.layout, kind) {
             (Layout::Washer(w), PieceKind::Washer) => w.washer_inner_diameter_mm / 2.0,
             _ => 0.0,
         };
-        let half_height = size.thickness_mm / 2.0;
-        FlatPiece { centre: fp.centre.at_height(top_z - half_height), r_out: size.radius_mm, r_in, half_height }
+        (size.radius_mm, r_in, size.thickness_mm / 2.0)
+    }
+
+    /// A board-frame vector in the piece's frame.
+    fn local(&self, v: V3) -> V3 {
+        if self.frame == FLAT {
+            return v;
+        }
+        let dot = |a: V3| a[0] * v[0] + a[1] * v[1] + a[2] * v[2];
+        [dot(self.frame[0]), dot(self.frame[1]), dot(self.frame[2])]
     }
 
     /// Whether the ray `o + t d` meets the piece at `RAY_EPSILON_MM < t < t_max`.
     fn hit(&self, o: V3, d: V3, t_max: f64) -> bool {
         let c = [self.centre.x_mm, self.centre.y_mm, self.centre.z_mm];
+        // The box round the sphere round the piece, whatever its tilt.
         let e = self.r_out + self.half_height;
         let inv = [1.0 / d[0], 1.0 / d[1], 1.0 / d[2]];
         if span([c[0] - e, c[1] - e, c[2] - e], [c[0] + e, c[1] + e, c[2] + e], o, inv, t_max).is_none() {
             return false;
         }
-        let lo = [o[0] - c[0], o[1] - c[1], o[2] - c[2]];
+        let lo = self.local([o[0] - c[0], o[1] - c[1], o[2] - c[2]]);
+        let d = self.local(d);
         let inside = |t: f64| t > RAY_EPSILON_MM && t < t_max;
         // Top and bottom faces (rings between the inner and outer radius).
         if d[2].abs() > 1e-15 {
@@ -116,7 +148,7 @@ impl FlatPiece {
 /// Pieces found that hide outline of the piece measured, with their highest top.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Occluders {
-    pieces: Vec<FlatPiece>,
+    pieces: Vec<PieceSolid>,
     top: f64,
 }
 
@@ -124,8 +156,8 @@ pub(super) struct Occluders {
 pub(super) static NO_OCCLUDERS: Occluders = Occluders { pieces: Vec::new(), top: f64::NEG_INFINITY };
 
 impl Occluders {
-    pub fn new(pieces: Vec<FlatPiece>) -> Occluders {
-        let top = pieces.iter().map(FlatPiece::top).fold(f64::NEG_INFINITY, f64::max);
+    pub fn new(pieces: Vec<PieceSolid>) -> Occluders {
+        let top = pieces.iter().map(PieceSolid::top).fold(f64::NEG_INFINITY, f64::max);
         Occluders { pieces, top }
     }
 }
@@ -289,7 +321,7 @@ mod tests {
     fn a_flat_piece_hides_what_lies_under_it_and_not_beside_it() {
         let b = Board::load("shuffleboard-22ft").unwrap();
         let s = Sight::new(&b);
-        let w = FlatPiece::on(&b, PieceKind::Weight, Footprint::new(BoardPoint::new(0.0, 300.0), 29.35), 25.0);
+        let w = PieceSolid::on(&b, PieceKind::Weight, Footprint::new(BoardPoint::new(0.0, 300.0), 29.35), 25.0);
         let eye = eye_at(0.0, 1300.0);
         // A surface point just behind the weight (away from the camera) is hidden;
         // one just in front of it is not.
@@ -306,9 +338,30 @@ mod tests {
     fn a_washer_ring_lets_the_eye_through_its_hole() {
         let b = Board::load("holeyboard").unwrap();
         let s = Sight::new(&b);
-        let ring = FlatPiece::on(&b, PieceKind::Washer, Footprint::new(BoardPoint::new(0.0, 700.0), 31.75), 3.2);
+        let ring = PieceSolid::on(&b, PieceKind::Washer, Footprint::new(BoardPoint::new(0.0, 700.0), 31.75), 3.2);
         let eye = eye_at(0.0, 700.0);
         assert!(s.clear(BoardPoint3::new(0.0, 700.0, 0.0), eye, 1.5, &Occluders::new(vec![ring])));
         assert!(!s.clear(BoardPoint3::new(20.0, 700.0, 0.0), eye, 1.5, &Occluders::new(vec![ring])));
+    }
+
+    #[test]
+    fn a_tilted_washer_hides_less_of_the_floor_along_its_tilt() {
+        // A washer leaning 40 degrees, rising towards +x, over the board's
+        // floor; the camera straight above it. Its shadow along x is
+        // foreshortened to r cos 40 = 24.3 mm; across it, it is the full 31.75 mm.
+        let b = Board::load("holeyboard").unwrap();
+        let s = Sight::new(&b);
+        let (x, y) = (0.0, 2000.0);
+        let tilted = Occluders::new(vec![PieceSolid::tilted(&b, PieceKind::Washer, BoardPoint3::new(x, y, 40.0), 40.0, 0.0)]);
+        let flat = Occluders::new(vec![PieceSolid::on(&b, PieceKind::Washer, Footprint::new(BoardPoint::new(x, y), 31.75), 41.6)]);
+        let eye = BoardPoint3::new(x, y, 1500.0);
+        let below = |dx: f64, dy: f64| BoardPoint3::new(x + dx, y + dy, 20.0);
+        // Under its ring, either way: hidden; through its hole: seen.
+        assert!(!s.clear(below(20.0, 0.0), eye, 1.5, &tilted));
+        assert!(!s.clear(below(0.0, 28.0), eye, 1.5, &tilted));
+        assert!(s.clear(below(0.0, 0.0), eye, 1.5, &tilted));
+        // Past its foreshortened reach along the tilt: seen, where the same washer flat hides it.
+        assert!(s.clear(below(28.0, 0.0), eye, 1.5, &tilted));
+        assert!(!s.clear(below(28.0, 0.0), eye, 1.5, &flat));
     }
 }

@@ -5,7 +5,7 @@
 
 use super::grid::Grid;
 use super::models::{PieceModel, RestHeight};
-use super::sight::{FlatPiece, Occluders, Sight};
+use super::sight::{PieceSolid, Occluders, Sight};
 use super::{bgr_to_hsv, ColourClass, DetectError, Detection, MeasuredBy, TeamColour};
 use crate::board::{Board, WasherBoard};
 use crate::camera::{Camera, CameraPose};
@@ -28,6 +28,9 @@ pub const RIM_CLEARANCE_MM: f64 = 1.5;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
 pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
+/// A piece tilted more than this (degrees) is taken as leaning: a flat piece's
+/// fitted tilt is zero, a leaner's 10-40 degrees.
+const LEANING_DEG: f64 = 1.0;
 /// Colour this far (mm) outside a hole's rim still counts as seen through its
 /// opening: the parallax of a washer 76 mm down.
 const OPENING_MARGIN_MM: f64 = 10.0;
@@ -117,8 +120,20 @@ impl<'a> Ctx<'a> {
     }
 
     /// A found piece as an occluder, lying flat with its top where it was measured.
-    pub fn occluder(&self, d: &Detection) -> FlatPiece {
-        FlatPiece::on(&self.geo.board, d.kind, d.footprint, d.top_z_mm)
+    pub fn occluder(&self, d: &Detection) -> PieceSolid {
+        let b = &self.geo.board;
+        // A washer leaning in a hole rises away from the hole's centre, towards the rim it is propped on.
+        let hole = b.washer().filter(|_| d.tilt_deg.abs() > LEANING_DEG).and_then(|w| {
+            w.holes.iter().min_by(|a, b| a.centre().distance(d.footprint.centre).total_cmp(&b.centre().distance(d.footprint.centre)))
+        });
+        match hole {
+            Some(h) => {
+                let (c, half) = (d.footprint.centre, b.piece().thickness_mm / 2.0);
+                let rise = (c.y_mm - h.y_mm).atan2(c.x_mm - h.x_mm);
+                PieceSolid::tilted(b, d.kind, c.at_height(d.top_z_mm - half), d.tilt_deg, rise)
+            }
+            None => PieceSolid::on(b, d.kind, d.footprint, d.top_z_mm),
+        }
     }
 
     /// Measures one candidate: a free outline fit at the top height, the rest

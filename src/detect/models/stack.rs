@@ -4,7 +4,7 @@
 //! much of its outline to fit.
 
 use crate::board::WasherBoard;
-use crate::detect::sight::{FlatPiece, Occluders};
+use crate::detect::sight::{PieceSolid, Occluders};
 use crate::detect::verify::{hole_under, Ctx};
 use crate::detect::colour::ColourClass;
 use crate::detect::teams::{PALE_PAINT_MIN_SATURATION, PALE_PAINT_MIN_VALUE};
@@ -191,7 +191,7 @@ fn washers_under_found(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &m
             }
             // The washers found hide the floor as they would lying on one more washer (the template
             // samples the top of a washer on the floor, where their own tops were measured).
-            let lifted = |d: &Detection| FlatPiece::on(&cx.geo.board, d.kind, d.footprint, d.top_z_mm.max(floor_top) + t);
+            let lifted = |d: &Detection| PieceSolid::on(&cx.geo.board, d.kind, d.footprint, d.top_z_mm.max(floor_top) + t);
             let hiding = Occluders::new(cup.iter().map(|&j| lifted(&out.pieces[j])).collect());
             let lc = cx.hidden_by(&hiding);
             let own: Vec<usize> = cup.iter().copied().filter(|&j| out.pieces[j].team == Some(team)).collect();
