@@ -358,7 +358,7 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
                             why.push(format!("hole model: leaner at p = {p_lean:.2}"));
                         }
                         if flat {
-                            why.push("hole model calls a leaner where the outline fits flat in the cup".to_string());
+                            why.push(FLAT_IN_CUP.to_string());
                         }
                         if dist >= h.radius() {
                             // Its outline fit lies over the rim: a leaner's centre is in the
@@ -407,6 +407,10 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
 /// over the hole's rim, centre outside it: a leaner's top outline fitted flat
 /// lands off its centre, and so does a washer flat on the board at the rim.
 pub const OVER_THE_RIM: &str = "hole model calls a leaner whose outline fit lies over the rim";
+
+/// The doubt on a washer the model calls a leaner whose outline fits flat in
+/// the cup, on its floor or on washers lying there.
+pub const FLAT_IN_CUP: &str = "hole model calls a leaner where the outline fits flat in the cup";
 
 /// A washer seen by the hole model only: no outline measured, so always flagged.
 fn model_only(team: Team, at: BoardPoint, r: f64, top_z: f64, tilt: f64, sigma: f64, p: f32, what: &str) -> Detection {

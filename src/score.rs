@@ -432,9 +432,10 @@ impl Session {
 /// Washers called leaners (tilted) get their leaning pose measured: a flat
 /// outline fit places a tilted washer tens of mm off its centre. Where no
 /// leaning pose explains the hole, geometry decides between the model and the
-/// outline: a clean outline fitted flat at the surface with its centre outside
-/// the rim is a washer lying on the board there (it is called so, and flagged);
-/// otherwise the leaner stays, its centre brought inside the rim.
+/// outline: a clean outline fitted flat where a washer rests (on the board
+/// with its centre outside the rim, or flat in the cup) is a washer lying
+/// there, and is called so, flagged; otherwise the leaner stays, its centre
+/// brought inside the rim.
 fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
     let Some(w) = board.washer() else { return };
     for d in detections.pieces.iter_mut().filter(|d| d.tilt_deg.abs() > 1.0) {
@@ -463,13 +464,25 @@ fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &
 /// A washer the model calls a leaner in hole `h` where no leaning pose
 /// explains the hole: see [`place_leaners`].
 fn no_leaning_pose(d: &mut crate::detect::Detection, h: &crate::board::Hole, washer_thickness_mm: f64) {
+    if d.measured_by != MeasuredBy::Outline {
+        return;
+    }
     let dist = d.footprint.centre.distance(h.centre());
-    let over_the_rim = d.doubt.as_deref().is_some_and(|why| why.contains(crate::model::OVER_THE_RIM));
+    let said = |what: &str| d.doubt.as_deref().is_some_and(|why| why.contains(what));
+    let (over_the_rim, in_cup) = (said(crate::model::OVER_THE_RIM), said(crate::model::FLAT_IN_CUP));
+    if in_cup {
+        d.tilt_deg = 0.0;
+        let why = d.doubt.take().unwrap_or_default().replace(
+            crate::model::FLAT_IN_CUP,
+            "hole model calls a leaner, but no leaning pose explains the hole and the outline fits flat in the cup: called flat",
+        );
+        d.doubt = Some(why);
+        return;
+    }
     if !over_the_rim || dist < h.radius() {
         return;
     }
-    let flat_on_board = d.measured_by == MeasuredBy::Outline && (d.top_z_mm - washer_thickness_mm).abs() < FLAT_FIT_HEIGHT_MM;
-    if flat_on_board {
+    if (d.top_z_mm - washer_thickness_mm).abs() < FLAT_FIT_HEIGHT_MM {
         d.tilt_deg = 0.0;
         let why = d.doubt.take().unwrap_or_default().replace(
             crate::model::OVER_THE_RIM,
@@ -732,5 +745,10 @@ mod tests {
         no_leaning_pose(&mut low, &h, th);
         assert!(low.tilt_deg > 1.0, "{low:?}");
         assert!(low.footprint.centre.distance(h.centre()) < h.radius(), "{low:?}");
+        // Fitted flat in the cup, on a washer lying there: flat, in.
+        let mut in_cup = model_leaner(h.x_mm + 3.0, -w.cup_depth_mm + 2.0 * th);
+        in_cup.doubt = Some(crate::model::FLAT_IN_CUP.to_string());
+        no_leaning_pose(&mut in_cup, &h, th);
+        assert!(in_cup.tilt_deg.abs() < 1e-9 && in_cup.doubt.as_deref().unwrap().contains("called flat"), "{in_cup:?}");
     }
 }
