@@ -68,9 +68,10 @@ fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, mut hit: 
 }
 
 impl Locator {
-    /// Every hypothesis from `lines` (longest first), the best scored exactly,
-    /// best first.
-    pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine]) -> Vec<Hypothesis> {
+    /// Every hypothesis from `lines` (longest first) and the poses read from
+    /// the holes (`from_holes`, taken as the first reading of the cross line),
+    /// the best scored exactly, best first.
+    pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine], from_holes: &[CameraPose]) -> Vec<Hypothesis> {
         let mut map = std::mem::take(&mut self.edge_map);
         map.build(&self.grad);
         let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / RANK_STEP_PX).ceil() as usize;
@@ -101,6 +102,7 @@ impl Locator {
                 }
             }
         }
+        poses.extend(from_holes.iter().map(|p| (*p, 0)));
         // Ranked on the edge map (the machine's cores sharing the poses).
         let map_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
             sample_model(&me.model, pose, cam, RANK_STEP_PX, &[], samples);

@@ -24,6 +24,8 @@ pub(super) struct LineFinder {
     keep: Mat,
     masked: Mat,
     segments: Vector<Vec4i>,
+    /// The full-resolution level's edges (clear of the fill), for the hole rims' ellipses.
+    pub(super) edges_full: Mat,
     /// Each segment found, in full-image pixels, with its pyramid level.
     found: Vec<([f64; 4], u32)>,
 }
@@ -71,6 +73,9 @@ impl LineFinder {
             if !mask.empty() {
                 cv("mask edges", opencv::core::bitwise_and_def(&self.edges, mask, &mut self.masked))?;
                 std::mem::swap(&mut self.edges, &mut self.masked);
+            }
+            if level == 0 {
+                cv("edges", self.edges.copy_to(&mut self.edges_full))?;
             }
             let len = min_len_px / scale;
             cv("hough", imgproc::hough_lines_p(&self.edges, &mut self.segments, 1.0, std::f64::consts::PI / 360.0, (len / 2.0) as i32, len, HOUGH_MAX_GAP_PX))?;

@@ -10,7 +10,10 @@
 //!    one of the board's cross lines (the end edges, a shuffleboard's stripe
 //!    edges, a sjoelbak's gate bar): with the camera's intrinsics, two parallel
 //!    sides a known distance apart and one cross line at a known `y` fix the
-//!    pose in closed form. Each pose is ranked by how much of the whole board
+//!    pose in closed form. On a washer board, two neighbouring holes' rims,
+//!    read as ellipses in the full-resolution edges, give poses too (`holes`):
+//!    a board whose sides show no straight edge is still found. Each pose is
+//!    ranked by how much of the whole board
 //!    model it projects onto image edges, weighed by how much of its lines,
 //!    holes and gate bar do (the verdict's demand: a floor's tiles fit the
 //!    outline as well as the board does, never its holes), first on an
@@ -53,6 +56,7 @@ use std::path::{Path, PathBuf};
 mod edgemap;
 mod fit;
 mod geometry;
+mod holes;
 mod hypotheses;
 mod lines;
 mod model;
@@ -466,6 +470,8 @@ pub struct Locator {
     sobel: Mat,
     line_finder: LineFinder,
     grad: Gradients,
+    /// The board's holes (washer boards), read as ellipses for hypotheses where the sides show no line.
+    holes: Vec<holes::BoardHole>,
     /// The oriented edge map hypotheses are first ranked on (built by [`Locator::run`] only).
     edge_map: edgemap::EdgeMap,
     samples: Vec<Sample>,
@@ -489,8 +495,10 @@ impl Locator {
                 [[-hw, y, 0.0], [0.0, y, 0.0], [hw, y, 0.0]]
             })
             .collect();
+        let holes = board.washer().map_or(Vec::new(), |w| w.holes.iter().map(|h| holes::BoardHole { centre: [h.x_mm, h.y_mm], radius_mm: h.radius() }).collect());
         Locator {
             board_name: board.name.clone(),
+            holes,
             model,
             cfg,
             blurred: Mat::default(),
@@ -542,10 +550,16 @@ impl Locator {
             gradients(blurred, keep, sobel, grad)?;
             lines.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
-        if lines.len() < 3 {
+        // A washer board's holes give poses of their own, where its sides show no line.
+        let from_holes = if self.holes.len() >= 2 {
+            holes::poses_from_holes(&cam, &holes::find_ellipses(&self.line_finder.edges_full)?, &self.holes)
+        } else {
+            Vec::new()
+        };
+        if lines.len() < 3 && from_holes.is_empty() {
             return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
         }
-        let hyps = self.hypotheses(&cam, &lines);
+        let hyps = self.hypotheses(&cam, &lines, &from_holes);
         // Refine the best distinct hypotheses a batch at a time, until one passes
         // the verdict: a frame whose first hypotheses are all wrong readings (the
         // lines' score favours long straight edges off the board) gets further ones.

@@ -1,0 +1,319 @@
+//! Hole hypotheses: on a washer board whose sides show no straight edge (light
+//! wood on a light floor), poses read from two of its holes instead. A hole's
+//! rim is a circle of known size on the surface: its image is an ellipse whose
+//! axes give the local scale and tilt, and a second hole gives the direction of
+//! the board's axis.
+
+use super::*;
+
+/// An ellipse is fitted to an edge contour of at least this many pixels (a
+/// hole 100 mm across spans 40 px or more at the resolutions boards are seen at).
+const MIN_CONTOUR_PX: usize = 24;
+/// A hole's image: semi-axes within this range (px) ...
+const MIN_SEMI_AXIS_PX: f64 = 6.0;
+/// ... the major semi-axis at most this fraction of the image's smaller side ...
+const MAX_SEMI_AXIS_SHARE: f64 = 0.25;
+/// ... and no flatter than this (minor over major: a circle seen 75 degrees
+/// from overhead, [`MAX_TILT_DEG`], is a quarter as wide as it is long).
+const MIN_AXIS_RATIO: f64 = 0.25;
+/// A contour point lies on the ellipse within this share of its size: a rim's
+/// edge traces its ellipse to a pixel or two.
+const MAX_ELLIPSE_RESIDUAL: f64 = 0.04;
+/// The contour's points on the ellipse cover at least this share of its
+/// circumference (pieces and glare break a rim's edge; a short arc fits any
+/// ellipse), counted in [`TRACE_BINS`] equal angles.
+const MIN_ARC_SHARE: f64 = 0.5;
+const TRACE_BINS: usize = 36;
+/// Refits of an ellipse to the contour's points on it: a rim's contour joined
+/// by the cup's inner shading edges moves the first fit by a few pixels.
+const ELLIPSE_REFITS: usize = 2;
+/// Ellipses whose centres are within this share of their size of each other,
+/// and of about one size, are one rim (its inner and outer edge).
+const SAME_ELLIPSE_SHARE: f64 = 0.3;
+/// At most this many ellipses, the best traced first: each pair of them and
+/// each pair of holes is a hypothesis.
+const MAX_ELLIPSES: usize = 12;
+/// Two ellipses can be two neighbouring holes of one board only if their
+/// sizes (major semi-axes) are within this factor (perspective over a hole's
+/// spacing: a camera as close as the spacing sees them 1.5 times apart).
+const MAX_SIZE_RATIO: f64 = 1.5;
+/// Holes are read in pairs of neighbours: no further apart than this factor
+/// of the nearer one's nearest neighbour (a grid's diagonal is 1.41 times its side).
+const NEIGHBOUR_FACTOR: f64 = 1.5;
+/// The image distance between two holes' centres must be within this factor
+/// of what the ellipses' scale says (the foreshortening along the board is
+/// between the minor and the major axis's).
+const DISTANCE_SLACK: f64 = 1.5;
+/// A hypothesis's correspondences (centres and rim points through the local
+/// affine) must fit its pose to this share of the ellipses' size: the affine
+/// view of a rim is a first-order approximation.
+const MAX_PNP_RESIDUAL_SHARE: f64 = 0.25;
+
+/// An ellipse in the undistorted image: centre, semi-axes (major, minor, px)
+/// and the major axis's direction (unit).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ImageEllipse {
+    pub(super) centre: [f64; 2],
+    pub(super) axes: [f64; 2],
+    pub(super) major: [f64; 2],
+    /// The share of its circumference its contour traces.
+    pub(super) traced: f64,
+}
+
+/// Ellipses traced by the closed or nearly closed contours of an edge image:
+/// the rims of holes, best traced first.
+pub(super) fn find_ellipses(edges: &Mat) -> Result<Vec<ImageEllipse>, LocateError> {
+    if edges.empty() {
+        return Ok(Vec::new());
+    }
+    let mut contours: Vector<Vector<opencv::core::Point>> = Vector::new();
+    cv("contours", imgproc::find_contours_def(edges, &mut contours, imgproc::RETR_LIST, imgproc::CHAIN_APPROX_NONE))?;
+    let max_axis = MAX_SEMI_AXIS_SHARE * f64::from(edges.rows().min(edges.cols()));
+    let mut found: Vec<ImageEllipse> = Vec::new();
+    for c in contours.iter().filter(|c| c.len() >= MIN_CONTOUR_PX) {
+        let mut points: Vector<opencv::core::Point> = c.clone();
+        let mut traced = None;
+        // The rim's edge joins the cup's inner shading edges in one contour: the
+        // ellipse is refitted to the points on it, twice.
+        for _ in 0..=ELLIPSE_REFITS {
+            if points.len() < 6 {
+                break;
+            }
+            let r = cv("fitEllipse", imgproc::fit_ellipse(&points))?;
+            let Some(e) = ellipse_of(&r) else { break };
+            let (a, b) = (e.axes[0], e.axes[1]);
+            if !(b >= MIN_SEMI_AXIS_PX && a <= max_axis && b >= MIN_AXIS_RATIO * a) {
+                break;
+            }
+            let mut bins = [false; TRACE_BINS];
+            let on: Vector<opencv::core::Point> = c
+                .iter()
+                .filter(|p| {
+                    let (dx, dy) = (f64::from(p.x) - e.centre[0], f64::from(p.y) - e.centre[1]);
+                    let (u, v) = (dx * e.major[0] + dy * e.major[1], -dx * e.major[1] + dy * e.major[0]);
+                    let near = (((u / a).powi(2) + (v / b).powi(2)).sqrt() - 1.0).abs() <= MAX_ELLIPSE_RESIDUAL;
+                    if near {
+                        let t = (v / b).atan2(u / a).rem_euclid(std::f64::consts::TAU);
+                        bins[((t / std::f64::consts::TAU * TRACE_BINS as f64) as usize).min(TRACE_BINS - 1)] = true;
+                    }
+                    near
+                })
+                .collect();
+            traced = Some(ImageEllipse { traced: bins.iter().filter(|b| **b).count() as f64 / TRACE_BINS as f64, ..e });
+            points = on;
+        }
+        if let Some(e) = traced.filter(|e| e.traced >= MIN_ARC_SHARE) {
+            found.push(e);
+        }
+    }
+    found.sort_by(|p, q| q.traced.total_cmp(&p.traced).then(q.axes[0].total_cmp(&p.axes[0])));
+    let mut kept: Vec<ImageEllipse> = Vec::new();
+    for e in found {
+        let same = kept.iter().any(|k| {
+            let d = (k.centre[0] - e.centre[0]).hypot(k.centre[1] - e.centre[1]);
+            d < SAME_ELLIPSE_SHARE * k.axes[0] && (k.axes[0] / e.axes[0]).max(e.axes[0] / k.axes[0]) < 1.0 + SAME_ELLIPSE_SHARE
+        });
+        if !same {
+            kept.push(e);
+        }
+        if kept.len() == MAX_ELLIPSES {
+            break;
+        }
+    }
+    Ok(kept)
+}
+
+/// An OpenCV rotated rectangle as an ellipse (its share traced unknown: 0).
+fn ellipse_of(r: &opencv::core::RotatedRect) -> Option<ImageEllipse> {
+    let (w, h) = (f64::from(r.size.width) / 2.0, f64::from(r.size.height) / 2.0);
+    if !(w > 0.0 && h > 0.0) {
+        return None;
+    }
+    // OpenCV's angle is the width axis's, in degrees.
+    let t = f64::from(r.angle).to_radians();
+    let major = if w >= h { [t.cos(), t.sin()] } else { [-t.sin(), t.cos()] };
+    Some(ImageEllipse { centre: [f64::from(r.center.x), f64::from(r.center.y)], axes: [w.max(h), w.min(h)], major, traced: 0.0 })
+}
+
+/// A hole of the board: its centre on the surface and its radius (mm).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BoardHole {
+    pub(super) centre: [f64; 2],
+    pub(super) radius_mm: f64,
+}
+
+/// The poses that put hole `i` at ellipse `e1` and hole `j` at `e2`, for every
+/// ordered pair of ellipses and of holes whose sizes and spacing agree: the
+/// local affine view of each rim (its axes, turned so that the board's
+/// direction from `i` to `j` points from `e1` to `e2`, either handedness)
+/// gives rim points, solved with the centres by `solvePnP`.
+pub(super) fn poses_from_holes(cam: &Camera, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Vec<CameraPose> {
+    let mut poses = Vec::new();
+    let Ok(k) = cam.camera_matrix_mat() else { return poses };
+    let apart = |a: &BoardHole, b: &BoardHole| (b.centre[0] - a.centre[0]).hypot(b.centre[1] - a.centre[1]);
+    // Neighbouring holes only: any two in view include a pair of neighbours, and a grid of nine holes has 72 ordered pairs.
+    let nearest: Vec<f64> =
+        holes.iter().enumerate().map(|(i, a)| holes.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, b)| apart(a, b)).fold(f64::INFINITY, f64::min)).collect();
+    let pairs: Vec<(usize, usize)> = (0..holes.len())
+        .flat_map(|i| (0..holes.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| i != j && apart(&holes[i], &holes[j]) <= NEIGHBOUR_FACTOR * nearest[i].min(nearest[j]))
+        .collect();
+    for (n1, e1) in ellipses.iter().enumerate() {
+        // Each unordered pair of ellipses once: the ordered pairs of holes read it both ways.
+        for e2 in &ellipses[n1 + 1..] {
+            let ratio = e1.axes[0] / e2.axes[0];
+            if !(1.0 / MAX_SIZE_RATIO..=MAX_SIZE_RATIO).contains(&ratio) {
+                continue;
+            }
+            let image_d = (e2.centre[0] - e1.centre[0]).hypot(e2.centre[1] - e1.centre[1]);
+            for &(i, j) in &pairs {
+                let (hi, hj) = (&holes[i], &holes[j]);
+                {
+                    let board_d = apart(hi, hj);
+                    // px per mm along the board: between the minor and the major axis's scale.
+                    let (lo, hi_scale) = (e1.axes[1].min(e2.axes[1]) / hi.radius_mm, e1.axes[0].max(e2.axes[0]) / hi.radius_mm);
+                    if image_d < lo * board_d / DISTANCE_SLACK || image_d > hi_scale * board_d * DISTANCE_SLACK {
+                        continue;
+                    }
+                    for handed in [1.0, -1.0] {
+                        if let Some(p) = pose_from_pair(cam, &k, (e1, hi), (e2, hj), handed) {
+                            poses.push(p);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    poses
+}
+
+/// The local affine map of a rim (board mm to image px, 2x2, row-major): the
+/// ellipse's axes scaled by the hole's radius, turned (or, with `handed` -1,
+/// mirrored) so that board direction `along` maps onto image direction `to`.
+fn rim_affine(e: &ImageEllipse, radius_mm: f64, along: [f64; 2], to: [f64; 2], handed: f64) -> Option<[[f64; 2]; 2]> {
+    let (u, v) = (e.major, [-e.major[1], e.major[0]]);
+    let (sa, sb) = (e.axes[0] / radius_mm, e.axes[1] / radius_mm);
+    // M = sa u u^T + sb v v^T, and its inverse.
+    let m = |s: [f64; 2]| [[s[0] * u[0] * u[0] + s[1] * v[0] * v[0], s[0] * u[0] * u[1] + s[1] * v[0] * v[1]], [s[0] * u[1] * u[0] + s[1] * v[1] * v[0], s[0] * u[1] * u[1] + s[1] * v[1] * v[1]]];
+    let (mm, minv) = (m([sa, sb]), m([1.0 / sa, 1.0 / sb]));
+    // Q maps `along` to the direction w = M^-1 to (normalised).
+    let w = [minv[0][0] * to[0] + minv[0][1] * to[1], minv[1][0] * to[0] + minv[1][1] * to[1]];
+    let wl = w[0].hypot(w[1]);
+    let al = along[0].hypot(along[1]);
+    if !(wl > 1e-12 && al > 1e-12) {
+        return None;
+    }
+    let (w, a) = ([w[0] / wl, w[1] / wl], [along[0] / al, along[1] / al]);
+    // A rotation by the angle from a to w; or the mirror across their bisector.
+    let q = if handed > 0.0 {
+        let (c, s) = (a[0] * w[0] + a[1] * w[1], a[0] * w[1] - a[1] * w[0]);
+        [[c, -s], [s, c]]
+    } else {
+        let (b0, b1) = (a[0] + w[0], a[1] + w[1]);
+        let bl = b0.hypot(b1);
+        let b = if bl > 1e-9 { [b0 / bl, b1 / bl] } else { [-a[1], a[0]] };
+        [[2.0 * b[0] * b[0] - 1.0, 2.0 * b[0] * b[1]], [2.0 * b[0] * b[1], 2.0 * b[1] * b[1] - 1.0]]
+    };
+    Some([
+        [mm[0][0] * q[0][0] + mm[0][1] * q[1][0], mm[0][0] * q[0][1] + mm[0][1] * q[1][1]],
+        [mm[1][0] * q[0][0] + mm[1][1] * q[1][0], mm[1][0] * q[0][1] + mm[1][1] * q[1][1]],
+    ])
+}
+
+/// The pose putting hole `hi` at ellipse `e1` and `hj` at `e2` (see [`poses_from_holes`]).
+fn pose_from_pair(cam: &Camera, k: &Mat, (e1, hi): (&ImageEllipse, &BoardHole), (e2, hj): (&ImageEllipse, &BoardHole), handed: f64) -> Option<CameraPose> {
+    let along = [hj.centre[0] - hi.centre[0], hj.centre[1] - hi.centre[1]];
+    let to = [e2.centre[0] - e1.centre[0], e2.centre[1] - e1.centre[1]];
+    let mut obj: Vector<Point3d> = Vector::new();
+    let mut img: Vector<Point2d> = Vector::new();
+    for (e, h) in [(e1, hi), (e2, hj)] {
+        let a = rim_affine(e, h.radius_mm, along, to, handed)?;
+        obj.push(Point3d::new(h.centre[0], h.centre[1], 0.0));
+        img.push(Point2d::new(e.centre[0], e.centre[1]));
+        for (dx, dy) in [(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)] {
+            let (bx, by) = (dx * h.radius_mm, dy * h.radius_mm);
+            obj.push(Point3d::new(h.centre[0] + bx, h.centre[1] + by, 0.0));
+            img.push(Point2d::new(e.centre[0] + a[0][0] * bx + a[0][1] * by, e.centre[1] + a[1][0] * bx + a[1][1] * by));
+        }
+    }
+    let (mut rvec, mut tvec) = (Mat::default(), Mat::default());
+    let ok = calib3d::solve_pnp(&obj, &img, k, &Mat::default(), &mut rvec, &mut tvec, false, calib3d::SOLVEPNP_IPPE).ok()?;
+    if !ok {
+        return None;
+    }
+    let v = |m: &Mat| -> Option<[f64; 3]> {
+        let mut f = Mat::default();
+        m.convert_to_def(&mut f, opencv::core::CV_64F).ok()?;
+        let f = f.reshape(1, 3).ok()?;
+        Some([0, 1, 2].map(|i| f.at_2d::<f64>(i, 0).copied().unwrap_or(f64::NAN)))
+    };
+    let pose = CameraPose::from_rvec_tvec(v(&rvec)?, v(&tvec)?);
+    // Looking down on the board, from above it.
+    if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() || pose.centre().z_mm <= 0.0 {
+        return None;
+    }
+    let size = e1.axes[0].max(e2.axes[0]);
+    let mut ss = 0.0;
+    for (o, i) in obj.iter().zip(img.iter()) {
+        let p = pose.project(cam, BoardPoint3::new(o.x, o.y, o.z))?;
+        ss += (p.u - i.x).powi(2) + (p.v - i.y).powi(2);
+    }
+    ((ss / obj.len() as f64).sqrt() <= MAX_PNP_RESIDUAL_SHARE * size).then_some(pose)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::camera::Distortion;
+
+    fn camera() -> Camera {
+        Camera { image_width: 1920, image_height: 1080, fx: 1400.0, fy: 1400.0, cx: 960.0, cy: 540.0, distortion: Distortion::NONE }
+    }
+
+    /// The ellipse a hole's rim projects to, from points round it fitted by OpenCV.
+    fn rim_ellipse(cam: &Camera, pose: &CameraPose, h: &BoardHole) -> ImageEllipse {
+        let pts: Vector<opencv::core::Point2f> = (0..72)
+            .map(|k| {
+                let t = std::f64::consts::TAU * k as f64 / 72.0;
+                let p = pose.project(cam, BoardPoint3::new(h.centre[0] + h.radius_mm * t.cos(), h.centre[1] + h.radius_mm * t.sin(), 0.0)).unwrap();
+                opencv::core::Point2f::new(p.u as f32, p.v as f32)
+            })
+            .collect();
+        ImageEllipse { traced: 1.0, ..ellipse_of(&imgproc::fit_ellipse(&pts).unwrap()).unwrap() }
+    }
+
+    #[test]
+    fn a_rim_joined_by_inner_edges_is_read_as_its_ellipse() {
+        use opencv::core::{Point, RotatedRect, Scalar, Size2f, CV_8UC1};
+        // A rim's edge (semi-axes 40 and 30 px, turned 30 degrees), with a cup's
+        // shading edge running from it across the inside, and a straight edge elsewhere.
+        let mut edges = Mat::new_rows_cols_with_default(400, 400, CV_8UC1, Scalar::all(0.0)).unwrap();
+        let rim = RotatedRect::new(opencv::core::Point2f::new(200.0, 180.0), Size2f::new(80.0, 60.0), 30.0).unwrap();
+        imgproc::ellipse_rotated_rect(&mut edges, rim, Scalar::all(255.0), 1, imgproc::LINE_8).unwrap();
+        imgproc::line(&mut edges, Point::new(165, 160), Point::new(215, 200), Scalar::all(255.0), 1, imgproc::LINE_8, 0).unwrap();
+        imgproc::line(&mut edges, Point::new(20, 350), Point::new(380, 360), Scalar::all(255.0), 1, imgproc::LINE_8, 0).unwrap();
+        let found = find_ellipses(&edges).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let e = found[0];
+        assert!((e.centre[0] - 200.0).hypot(e.centre[1] - 180.0) < 1.0, "{e:?}");
+        assert!((e.axes[0] - 40.0).abs() < 1.0 && (e.axes[1] - 30.0).abs() < 1.0, "{e:?}");
+        // The major axis along 30 degrees (either way round).
+        assert!((e.major[0] * 30f64.to_radians().cos() + e.major[1] * 30f64.to_radians().sin()).abs() > 0.99, "{e:?}");
+    }
+
+    #[test]
+    fn two_holes_give_a_pose_near_the_true_one() {
+        let cam = camera();
+        // A camera 1.2 m up, off to one side and tilted some 30 degrees, over a four-hole board.
+        let holes: Vec<BoardHole> = [254.0, 584.2, 914.4, 1244.6].map(|y| BoardHole { centre: [0.0, y], radius_mm: 50.8 }).to_vec();
+        let eye = BoardPoint3::new(-500.0, 700.0, 1200.0);
+        let truth = CameraPose::look_at(eye, BoardPoint3::new(0.0, 750.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        let ellipses: Vec<ImageEllipse> = holes.iter().map(|h| rim_ellipse(&cam, &truth, h)).collect();
+        let poses = poses_from_holes(&cam, &ellipses[1..3], &holes);
+        assert!(!poses.is_empty());
+        // The best of them puts the board's corners within 5 mm of where they are (the rims seen whole: only the affine view of each rim is approximate).
+        let corners = [[-254.0, 0.0, 0.0], [254.0, 0.0, 0.0], [-254.0, 1524.0, 0.0], [254.0, 1524.0, 0.0]];
+        let best = poses.iter().map(|p| pose_distance(p, &truth, &corners)).fold(f64::INFINITY, f64::min);
+        assert!(best < 5.0, "{best} mm");
+    }
+}
