@@ -71,6 +71,12 @@ pub(super) fn find_ellipses(edges: &Mat) -> Result<Vec<ImageEllipse>, LocateErro
     let max_axis = MAX_SEMI_AXIS_SHARE * f64::from(edges.rows().min(edges.cols()));
     let mut found: Vec<ImageEllipse> = Vec::new();
     for c in contours.iter().filter(|c| c.len() >= MIN_CONTOUR_PX) {
+        // A rim's contour spans its ellipse's width and height: a long thin run of grain does not.
+        let b = cv("boundingRect", imgproc::bounding_rect(&c))?;
+        let (short, long) = (f64::from(b.width.min(b.height)), f64::from(b.width.max(b.height)));
+        if short < 2.0 * MIN_SEMI_AXIS_PX || long > 2.0 * max_axis || short < MIN_AXIS_RATIO * long {
+            continue;
+        }
         let mut points: Vector<opencv::core::Point> = c.clone();
         let mut traced = None;
         // The rim's edge joins the cup's inner shading edges in one contour: the
@@ -142,14 +148,21 @@ pub(super) struct BoardHole {
     pub(super) radius_mm: f64,
 }
 
-/// The poses that put hole `i` at ellipse `e1` and hole `j` at `e2`, for every
-/// ordered pair of ellipses and of holes whose sizes and spacing agree: the
-/// local affine view of each rim (its axes, turned so that the board's
-/// direction from `i` to `j` points from `e1` to `e2`, either handedness)
-/// gives rim points, solved with the centres by `solvePnP`.
-pub(super) fn poses_from_holes(cam: &Camera, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Vec<CameraPose> {
-    let mut poses = Vec::new();
-    let Ok(k) = cam.camera_matrix_mat() else { return poses };
+/// One reading of two ellipses as two holes: ellipse `e1` is hole `h1`, `e2`
+/// is `h2`, and the board seen directly (`handed` 1) or mirrored (-1: which of
+/// the two the camera's view is, an ellipse does not say).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pairing {
+    e1: ImageEllipse,
+    e2: ImageEllipse,
+    h1: BoardHole,
+    h2: BoardHole,
+    handed: f64,
+}
+
+/// The readings of every pair of ellipses as two neighbouring holes whose
+/// sizes and spacing agree with the ellipses' (see [`Pairing::pose`]).
+pub(super) fn pairings(ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Vec<Pairing> {
     let apart = |a: &BoardHole, b: &BoardHole| (b.centre[0] - a.centre[0]).hypot(b.centre[1] - a.centre[1]);
     // Neighbouring holes only: any two in view include a pair of neighbours, and a grid of nine holes has 72 ordered pairs.
     let nearest: Vec<f64> =
@@ -158,6 +171,7 @@ pub(super) fn poses_from_holes(cam: &Camera, ellipses: &[ImageEllipse], holes: &
         .flat_map(|i| (0..holes.len()).map(move |j| (i, j)))
         .filter(|&(i, j)| i != j && apart(&holes[i], &holes[j]) <= NEIGHBOUR_FACTOR * nearest[i].min(nearest[j]))
         .collect();
+    let mut out = Vec::new();
     for (n1, e1) in ellipses.iter().enumerate() {
         // Each unordered pair of ellipses once: the ordered pairs of holes read it both ways.
         for e2 in &ellipses[n1 + 1..] {
@@ -167,24 +181,30 @@ pub(super) fn poses_from_holes(cam: &Camera, ellipses: &[ImageEllipse], holes: &
             }
             let image_d = (e2.centre[0] - e1.centre[0]).hypot(e2.centre[1] - e1.centre[1]);
             for &(i, j) in &pairs {
-                let (hi, hj) = (&holes[i], &holes[j]);
-                {
-                    let board_d = apart(hi, hj);
-                    // px per mm along the board: between the minor and the major axis's scale.
-                    let (lo, hi_scale) = (e1.axes[1].min(e2.axes[1]) / hi.radius_mm, e1.axes[0].max(e2.axes[0]) / hi.radius_mm);
-                    if image_d < lo * board_d / DISTANCE_SLACK || image_d > hi_scale * board_d * DISTANCE_SLACK {
-                        continue;
-                    }
-                    for handed in [1.0, -1.0] {
-                        if let Some(p) = pose_from_pair(cam, &k, (e1, hi), (e2, hj), handed) {
-                            poses.push(p);
-                        }
-                    }
+                let (h1, h2) = (holes[i], holes[j]);
+                let board_d = apart(&h1, &h2);
+                // px per mm along the board: between the minor and the major axis's scale.
+                let (lo, hi) = (e1.axes[1].min(e2.axes[1]) / h1.radius_mm, e1.axes[0].max(e2.axes[0]) / h1.radius_mm);
+                if image_d < lo * board_d / DISTANCE_SLACK || image_d > hi * board_d * DISTANCE_SLACK {
+                    continue;
                 }
+                out.extend([1.0, -1.0].map(|handed| Pairing { e1: *e1, e2: *e2, h1, h2, handed }));
             }
         }
     }
-    poses
+    out
+}
+
+impl Pairing {
+    /// The pose that puts the holes at the ellipses: the local affine view of
+    /// each rim (its axes, turned so that the board's direction from `h1` to
+    /// `h2` points from `e1` to `e2`) gives rim points, solved with the centres
+    /// by `solvePnP`. `None` where no such pose looks down on the board or the
+    /// points do not fit it.
+    pub(super) fn pose(&self, cam: &Camera) -> Option<CameraPose> {
+        let k = cam.camera_matrix_mat().ok()?;
+        pose_from_pair(cam, &k, (&self.e1, &self.h1), (&self.e2, &self.h2), self.handed)
+    }
 }
 
 /// The local affine map of a rim (board mm to image px, 2x2, row-major): the
@@ -220,7 +240,7 @@ fn rim_affine(e: &ImageEllipse, radius_mm: f64, along: [f64; 2], to: [f64; 2], h
     ])
 }
 
-/// The pose putting hole `hi` at ellipse `e1` and `hj` at `e2` (see [`poses_from_holes`]).
+/// The pose putting hole `hi` at ellipse `e1` and `hj` at `e2` (see [`Pairing::pose`]).
 fn pose_from_pair(cam: &Camera, k: &Mat, (e1, hi): (&ImageEllipse, &BoardHole), (e2, hj): (&ImageEllipse, &BoardHole), handed: f64) -> Option<CameraPose> {
     let along = [hj.centre[0] - hi.centre[0], hj.centre[1] - hi.centre[1]];
     let to = [e2.centre[0] - e1.centre[0], e2.centre[1] - e1.centre[1]];
@@ -309,7 +329,7 @@ mod tests {
         let eye = BoardPoint3::new(-500.0, 700.0, 1200.0);
         let truth = CameraPose::look_at(eye, BoardPoint3::new(0.0, 750.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
         let ellipses: Vec<ImageEllipse> = holes.iter().map(|h| rim_ellipse(&cam, &truth, h)).collect();
-        let poses = poses_from_holes(&cam, &ellipses[1..3], &holes);
+        let poses: Vec<CameraPose> = pairings(&ellipses[1..3], &holes).iter().filter_map(|p| p.pose(&cam)).collect();
         assert!(!poses.is_empty());
         // The best of them puts the board's corners within 5 mm of where they are (the rims seen whole: only the affine view of each rim is approximate).
         let corners = [[-254.0, 0.0, 0.0], [254.0, 0.0, 0.0], [-254.0, 1524.0, 0.0], [254.0, 1524.0, 0.0]];

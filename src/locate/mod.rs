@@ -552,7 +552,8 @@ impl Locator {
         })?;
         // A washer board's holes give poses of their own, where its sides show no line.
         let from_holes = if self.holes.len() >= 2 {
-            holes::poses_from_holes(&cam, &holes::find_ellipses(&self.line_finder.edges_full)?, &self.holes)
+            let pairings = holes::pairings(&holes::find_ellipses(&self.line_finder.edges_full)?, &self.holes);
+            self.in_parallel(&pairings, |_, _, p| p.pose(&cam)).into_iter().flatten().collect()
         } else {
             Vec::new()
         };
