@@ -40,6 +40,11 @@ const HOUGH_CANNY_HIGH: f64 = 20.0;
 /// one side only (wood on wood: the lit side matches the board), still shows
 /// more than this.
 const HOUGH_VOTES_FRACTION: f64 = 0.15;
+/// Circle proposals closer than this fraction of a radius are one circle
+/// (the Hough transform's minimum distance): a disc on another shows its whole
+/// outline and the lower one an arc, their centres a third of a radius apart
+/// or more in a pile.
+const STACKED_PROPOSAL_SEPARATION: f64 = 0.5;
 /// Two flat pieces' centres are at least a diameter apart; a little less
 /// allows for the fits' error (fraction of a radius).
 pub(super) const MIN_PIECE_SEPARATION: f64 = 1.6;
@@ -189,8 +194,10 @@ pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64) -> Vec<BoardPoint> {
             &mut circles,
             imgproc::HOUGH_GRADIENT,
             1.0,
-            // Two discs' centres are at least a diameter apart, less a little for tilt.
-            MIN_PIECE_SEPARATION * r_cells,
+            // Two discs at one height are at least a diameter apart, but one lying
+            // on another may be offset by any amount: circles are kept down to
+            // half a radius apart (verification drops the same disc found twice).
+            STACKED_PROPOSAL_SEPARATION * r_cells,
             HOUGH_CANNY_HIGH,
             HOUGH_VOTES_FRACTION * std::f64::consts::TAU * r_cells,
             (r_cells * 0.85).floor() as i32,
