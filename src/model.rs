@@ -325,12 +325,7 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
     let r = w.washer_outer_diameter_mm / 2.0;
     let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
     let surface_top = w.washer_thickness_mm;
-    // An outline fitted flat in the cup: on its bottom, or on washers lying
-    // there (a stack of up to STACK_MAX), within the fit's height tolerance.
-    let flat_in_cup = |top_z: f64| {
-        let above = top_z - bottom_top;
-        above > -FLAT_HEIGHT_TOLERANCE_MM && above < (STACK_MAX - 1) as f64 * w.washer_thickness_mm + FLAT_HEIGHT_TOLERANCE_MM
-    };
+    let flat_in_cup = |top_z: f64| fits_flat_in_cup(w, top_z);
     for s in states {
         let Some(h) = w.holes.get(s.hole) else { continue };
         for team in Team::ALL {
@@ -401,6 +396,20 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
             }
         }
     }
+}
+
+/// Whether an outline fitted with its top at `top_z` lies flat in a cup: on
+/// its bottom, or on washers lying there (a stack of up to [`STACK_MAX`]),
+/// within the fit's height tolerance.
+pub fn fits_flat_in_cup(w: &WasherBoard, top_z: f64) -> bool {
+    let above = top_z - (-w.cup_depth_mm + w.washer_thickness_mm);
+    above > -FLAT_HEIGHT_TOLERANCE_MM && above < (STACK_MAX - 1) as f64 * w.washer_thickness_mm + FLAT_HEIGHT_TOLERANCE_MM
+}
+
+/// Whether an outline fitted with its top at `top_z` lies flat on the board's
+/// surface, within the fit's height tolerance.
+pub fn fits_flat_on_board(w: &WasherBoard, top_z: f64) -> bool {
+    (top_z - w.washer_thickness_mm).abs() < FLAT_HEIGHT_TOLERANCE_MM
 }
 
 /// The doubt on a washer the model calls a leaner whose flat outline fit lies

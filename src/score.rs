@@ -457,50 +457,39 @@ fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &
             d.sigma_mm = d.sigma_mm.max(crate::detect::LEANER_POSE_SIGMA_MM);
             continue;
         }
-        no_leaning_pose(d, &w.holes[hole], w.washer_thickness_mm);
+        no_leaning_pose(d, &w.holes[hole], w);
     }
 }
 
-/// A washer the model calls a leaner in hole `h` where no leaning pose
-/// explains the hole: see [`place_leaners`].
-fn no_leaning_pose(d: &mut crate::detect::Detection, h: &crate::board::Hole, washer_thickness_mm: f64) {
+/// A washer the model calls a leaner in hole `h` of board `w` where no leaning
+/// pose explains the hole: see [`place_leaners`].
+fn no_leaning_pose(d: &mut crate::detect::Detection, h: &crate::board::Hole, w: &crate::board::WasherBoard) {
     if d.measured_by != MeasuredBy::Outline {
         return;
     }
     let dist = d.footprint.centre.distance(h.centre());
+    // The doubts the hole model left on the outline (`crate::model::refine_washers`).
     let said = |what: &str| d.doubt.as_deref().is_some_and(|why| why.contains(what));
-    let (over_the_rim, in_cup) = (said(crate::model::OVER_THE_RIM), said(crate::model::FLAT_IN_CUP));
-    if in_cup {
-        d.tilt_deg = 0.0;
-        let why = d.doubt.take().unwrap_or_default().replace(
-            crate::model::FLAT_IN_CUP,
-            "hole model calls a leaner, but no leaning pose explains the hole and the outline fits flat in the cup: called flat",
-        );
-        d.doubt = Some(why);
-        return;
-    }
-    if !over_the_rim || dist < h.radius() {
-        return;
-    }
-    if (d.top_z_mm - washer_thickness_mm).abs() < FLAT_FIT_HEIGHT_MM {
-        d.tilt_deg = 0.0;
-        let why = d.doubt.take().unwrap_or_default().replace(
-            crate::model::OVER_THE_RIM,
-            "hole model calls a leaner, but no leaning pose explains the hole and the outline fits flat on the board beside it: called flat",
-        );
-        d.doubt = Some(why);
+    let over_the_rim = said(crate::model::OVER_THE_RIM) && dist >= h.radius();
+    // The model's doubt on the outline, and where the outline lies flat instead.
+    let flat = if said(crate::model::FLAT_IN_CUP) {
+        Some((crate::model::FLAT_IN_CUP, "in the cup"))
+    } else if over_the_rim && crate::model::fits_flat_on_board(w, d.top_z_mm) {
+        Some((crate::model::OVER_THE_RIM, "on the board beside it"))
     } else {
+        None
+    };
+    if let Some((doubt, place)) = flat {
+        d.tilt_deg = 0.0;
+        let called = format!("hole model calls a leaner, but no leaning pose explains the hole and the outline fits flat {place}: called flat");
+        d.doubt = Some(d.doubt.take().unwrap_or_default().replace(doubt, &called));
+    } else if over_the_rim {
         // The model's leaner, its centre inside the rim (a leaner's lies over the hole).
         let k = (h.radius() - 1.0) / dist;
         let c = d.footprint.centre;
         d.footprint = Footprint::new(BoardPoint::new(h.x_mm + (c.x_mm - h.x_mm) * k, h.y_mm + (c.y_mm - h.y_mm) * k), d.footprint.radius_mm);
     }
 }
-
-/// An outline fitted within this of the surface washer's top (mm) was fitted
-/// flat on the board: the rest heights a washer takes are its thickness
-/// (3.2 mm) apart.
-const FLAT_FIT_HEIGHT_MM: f64 = 1.0;
 
 /// The learned model proposes, geometry decides: a washer the hole model alone
 /// sees (no outline, no colour on the cup's floor placed it) is not scored; it
@@ -736,19 +725,19 @@ mod tests {
         };
         // A clean outline fitted flat on the board, its centre 4 mm outside the rim: a washer lying there.
         let mut beside = model_leaner(h.x_mm + h.radius() + 4.0, th);
-        no_leaning_pose(&mut beside, &h, th);
+        no_leaning_pose(&mut beside, &h, w);
         assert!(beside.tilt_deg.abs() < 1e-9, "{beside:?}");
         assert!((beside.footprint.centre.x_mm - (h.x_mm + h.radius() + 4.0)).abs() < 1e-9, "{beside:?}");
         assert!(beside.doubt.as_deref().unwrap().contains("called flat"), "{beside:?}");
         // Fitted lower than the surface (a tilted outline's fit): the model's leaner, brought inside the rim.
         let mut low = model_leaner(h.x_mm + h.radius() + 4.0, th - 3.0);
-        no_leaning_pose(&mut low, &h, th);
+        no_leaning_pose(&mut low, &h, w);
         assert!(low.tilt_deg > 1.0, "{low:?}");
         assert!(low.footprint.centre.distance(h.centre()) < h.radius(), "{low:?}");
         // Fitted flat in the cup, on a washer lying there: flat, in.
         let mut in_cup = model_leaner(h.x_mm + 3.0, -w.cup_depth_mm + 2.0 * th);
         in_cup.doubt = Some(crate::model::FLAT_IN_CUP.to_string());
-        no_leaning_pose(&mut in_cup, &h, th);
+        no_leaning_pose(&mut in_cup, &h, w);
         assert!(in_cup.tilt_deg.abs() < 1e-9 && in_cup.doubt.as_deref().unwrap().contains("called flat"), "{in_cup:?}");
     }
 }

@@ -5,6 +5,15 @@ use super::*;
 // ---------------------------------------------------------------------------
 // Small geometry.
 
+/// A 3-vector OpenCV returned (`solvePnP`'s rvec or tvec: 3x1 or 1x3, f32 or
+/// f64) as `[f64; 3]`.
+pub(super) fn vec3_of(m: &Mat) -> opencv::Result<[f64; 3]> {
+    let mut f = Mat::default();
+    m.convert_to_def(&mut f, opencv::core::CV_64F)?;
+    let f = f.reshape(1, 3)?;
+    Ok([0, 1, 2].map(|i| f.at_2d::<f64>(i, 0).copied().unwrap_or(f64::NAN)))
+}
+
 pub(super) fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }

@@ -20,7 +20,7 @@ const EXACT_OVERALL: usize = 24;
 /// read a pixel apart) rank side by side.
 const EXACT_PER_READING: usize = 2 * STARTS_PER_READING * MAX_START_BATCHES;
 
-/// A hypothesis: its score, its pose, and which model cross line the image line was read as.
+/// A hypothesis: its score, its pose, and its reading: which model cross line the image line was read as, or (one past them) the holes.
 pub(super) type Hypothesis = (f64, CameraPose, usize);
 
 /// Below this share of [`MIN_IDENTIFYING_COVERAGE`], a hypothesis's score is
@@ -69,7 +69,7 @@ fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, mut hit: 
 
 impl Locator {
     /// Every hypothesis from `lines` (longest first) and the poses read from
-    /// the holes (`from_holes`, taken as the first reading of the cross line),
+    /// the holes (`from_holes`, a reading of their own beside the cross line's),
     /// the best scored exactly, best first.
     pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine], from_holes: &[CameraPose]) -> Vec<Hypothesis> {
         let mut map = std::mem::take(&mut self.edge_map);
@@ -102,7 +102,12 @@ impl Locator {
                 }
             }
         }
-        poses.extend(from_holes.iter().map(|p| (*p, 0)));
+        // The holes' poses are a reading of their own, after every cross line's: each
+        // reading keeps its best scored exactly and refined, whatever the lines'
+        // hypotheses score (a floor's tiles can outscore a pose from the holes, which a
+        // near-overhead view leaves a few degrees off until refined: external y4_01).
+        let hole_reading = self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0);
+        poses.extend(from_holes.iter().map(|p| (*p, hole_reading)));
         // Ranked on the edge map (the machine's cores sharing the poses).
         let map_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
             sample_model(&me.model, pose, cam, RANK_STEP_PX, &[], samples);

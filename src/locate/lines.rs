@@ -24,13 +24,26 @@ pub(super) struct LineFinder {
     keep: Mat,
     masked: Mat,
     segments: Vector<Vec4i>,
+    /// Whether to keep the full-resolution level's edges (boards with holes).
+    keep_full_edges: bool,
     /// The full-resolution level's edges (clear of the fill), for the hole rims' ellipses.
-    pub(super) edges_full: Mat,
+    edges_full: Mat,
     /// Each segment found, in full-image pixels, with its pyramid level.
     found: Vec<([f64; 4], u32)>,
 }
 
 impl LineFinder {
+    /// A line finder; `keep_full_edges`: keep the full-resolution level's edges
+    /// after each search ([`LineFinder::full_edges`]).
+    pub(super) fn new(keep_full_edges: bool) -> LineFinder {
+        LineFinder { keep_full_edges, ..LineFinder::default() }
+    }
+
+    /// The last search's full-resolution edges (clear of the fill), if kept.
+    pub(super) fn full_edges(&self) -> Option<&Mat> {
+        self.keep_full_edges.then_some(&self.edges_full)
+    }
+
     /// The long straight lines of `und` (`blurred` is its full-resolution
     /// image pre-blurred by [`BLUR_SIGMA_PX`], `keep` where that is clear of the
     /// undistortion's fill: [`clear_of_fill`]), best supported first: segments at
@@ -74,7 +87,7 @@ impl LineFinder {
                 cv("mask edges", opencv::core::bitwise_and_def(&self.edges, mask, &mut self.masked))?;
                 std::mem::swap(&mut self.edges, &mut self.masked);
             }
-            if level == 0 {
+            if level == 0 && self.keep_full_edges {
                 cv("edges", self.edges.copy_to(&mut self.edges_full))?;
             }
             let len = min_len_px / scale;

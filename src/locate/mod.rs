@@ -11,8 +11,12 @@
 //!    edges, a sjoelbak's gate bar): with the camera's intrinsics, two parallel
 //!    sides a known distance apart and one cross line at a known `y` fix the
 //!    pose in closed form. On a washer board, two neighbouring holes' rims,
-//!    read as ellipses in the full-resolution edges, give poses too (`holes`):
-//!    a board whose sides show no straight edge is still found. Each pose is
+//!    read as ellipses in the full-resolution edges, give poses too (`holes`),
+//!    solved again from every hole they bring onto a rim, and rolled about the
+//!    holes' line where those lie on one (rims seen nearly round leave that roll
+//!    loose): a board whose sides show no straight edge is still found. The
+//!    holes' poses are a reading of their own, so the best of them are always
+//!    refined, whatever a floor's lines score. Each pose is
 //!    ranked by how much of the whole board
 //!    model it projects onto image edges, weighed by how much of its lines,
 //!    holes and gate bar do (the verdict's demand: a floor's tiles fit the
@@ -495,7 +499,9 @@ impl Locator {
                 [[-hw, y, 0.0], [0.0, y, 0.0], [hw, y, 0.0]]
             })
             .collect();
-        let holes = board.washer().map_or(Vec::new(), |w| w.holes.iter().map(|h| holes::BoardHole { centre: [h.x_mm, h.y_mm], radius_mm: h.radius() }).collect());
+        let holes: Vec<holes::BoardHole> = board.washer().map_or(Vec::new(), |w| w.holes.iter().map(|h| holes::BoardHole { centre: [h.x_mm, h.y_mm], radius_mm: h.radius() }).collect());
+        // Two holes give a pose: the edges are kept for their rims.
+        let read_holes = holes.len() >= 2;
         Locator {
             board_name: board.name.clone(),
             holes,
@@ -504,7 +510,7 @@ impl Locator {
             blurred: Mat::default(),
             keep: Mat::default(),
             sobel: Mat::default(),
-            line_finder: LineFinder::default(),
+            line_finder: LineFinder::new(read_holes),
             grad: Gradients::default(),
             edge_map: edgemap::EdgeMap::default(),
             samples: Vec::new(),
@@ -543,20 +549,24 @@ impl Locator {
         let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let min_len = MIN_SEGMENT_FRACTION * w.min(h);
         self.blur(und)?;
-        // The lines and the gradients are read from the same blurred frame, independently: side by side.
+        // The lines (and a washer board's holes' rims, from the same edges) and the
+        // gradients are read from the same blurred frame, independently: side by side.
         let Locator { line_finder, blurred, keep, sobel, grad, cfg, .. } = self;
-        let lines = std::thread::scope(|scope| {
-            let lines = scope.spawn(|| line_finder.find(und, blurred, keep, min_len, cfg.line_levels));
+        let (lines, ellipses) = std::thread::scope(|scope| {
+            let found = scope.spawn(|| -> Result<_, LocateError> {
+                let lines = line_finder.find(und, blurred, keep, min_len, cfg.line_levels)?;
+                let ellipses = match line_finder.full_edges() {
+                    Some(edges) => holes::find_ellipses(edges)?,
+                    None => Vec::new(),
+                };
+                Ok((lines, ellipses))
+            });
             gradients(blurred, keep, sobel, grad)?;
-            lines.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            found.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
         // A washer board's holes give poses of their own, where its sides show no line.
-        let from_holes = if self.holes.len() >= 2 {
-            let pairings = holes::pairings(&holes::find_ellipses(&self.line_finder.edges_full)?, &self.holes);
-            self.in_parallel(&pairings, |_, _, p| p.pose(&cam)).into_iter().flatten().collect()
-        } else {
-            Vec::new()
-        };
+        let pairings = holes::pairings(&ellipses, &self.holes);
+        let from_holes: Vec<CameraPose> = self.in_parallel(&pairings, |me, _, p| p.poses(&cam, &ellipses, &me.holes)).into_iter().flatten().collect();
         if lines.len() < 3 && from_holes.is_empty() {
             return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
         }
@@ -610,7 +620,7 @@ impl Locator {
     /// read back to front: fewer model edges in view, all matched).
     fn pick_starts(&self, cam: &Camera, hyps: &[hypotheses::Hypothesis], tried: &[CameraPose]) -> Vec<CameraPose> {
         let mut starts: Vec<CameraPose> = Vec::new();
-        let mut per_reading = vec![0usize; self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0)];
+        let mut per_reading = vec![0usize; hyps.iter().map(|h| h.2 + 1).max().unwrap_or(0)];
         for pass in 0..2 {
             for (_, p, yi) in hyps {
                 if starts.len() >= STARTS_PER_BATCH {

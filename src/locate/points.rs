@@ -93,13 +93,7 @@ pub fn locate_from_points(board: &Board, camera: &Camera, points: &[Corresponden
         return Err(LocateError::PoorFit { reason: "solvePnP found no pose for these points".into() });
     }
     cv("solvePnPRefineLM", calib3d::solve_pnp_refine_lm_def(&obj, &img, &k, &d, &mut rvec, &mut tvec))?;
-    let v = |m: &Mat| -> Result<[f64; 3], LocateError> {
-        let mut f = Mat::default();
-        cv("pose", m.convert_to_def(&mut f, opencv::core::CV_64F))?;
-        let f = cv("pose", f.reshape(1, 3))?;
-        Ok([0, 1, 2].map(|i| f.at_2d::<f64>(i, 0).copied().unwrap_or(f64::NAN)))
-    };
-    let pose = CameraPose::from_rvec_tvec(v(&rvec)?, v(&tvec)?);
+    let pose = CameraPose::from_rvec_tvec(cv("pose", vec3_of(&rvec))?, cv("pose", vec3_of(&tvec))?);
     let mut ss = 0.0;
     let mut features = Vec::new();
     for c in points {
