@@ -161,7 +161,7 @@ pub(super) struct Pairing {
 }
 
 /// The readings of every pair of ellipses as two neighbouring holes whose
-/// sizes and spacing agree with the ellipses' (see [`Pairing::poses`]).
+/// sizes and spacing agree with the ellipses' (see [`Pairing::start`]).
 pub(super) fn pairings(ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Vec<Pairing> {
     let apart = |a: &BoardHole, b: &BoardHole| (b.centre[0] - a.centre[0]).hypot(b.centre[1] - a.centre[1]);
     // Neighbouring holes only: any two in view include a pair of neighbours, and a grid of nine holes has 72 ordered pairs.
@@ -201,20 +201,93 @@ impl Pairing {
     /// `h2` points from `e1` to `e2`) gives rim points, solved with the centres
     /// by `solvePnP`. `None` where no such pose looks down on the board or the
     /// points do not fit it.
-    /// The pose is then solved again from every hole it brings onto an ellipse
-    /// (`ellipses`, of the board's `holes`): see [`with_every_hole`].
-    /// Where the holes matched lie on one line, the pose is given rolled about
-    /// that line too ([`rolls`]).
-    pub(super) fn poses(&self, cam: &Camera, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Vec<CameraPose> {
-        let Ok(k) = cam.camera_matrix_mat() else { return Vec::new() };
-        let Some(pose) = pose_from_pair(cam, &k, (&self.e1, &self.h1), (&self.e2, &self.h2), self.handed) else { return Vec::new() };
-        let (pose, collinear) = with_every_hole(cam, &k, pose, ellipses, holes);
-        if collinear {
-            rolls(&pose, self.h1.centre, self.h2.centre)
-        } else {
-            vec![pose]
+    ///
+    ///
+    /// Which holes the pose brings onto which ellipses is read at once
+    /// ([`HoleFit::matched`]); [`distinct`] keeps one pairing per matching, and
+    /// [`HoleFit::solve`] solves the pose again from every matched hole.
+    pub(super) fn start(&self, cam: &Camera, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Option<HoleFit> {
+        let k = cam.camera_matrix_mat().ok()?;
+        let pose = pose_from_pair(cam, &k, (&self.e1, &self.h1), (&self.e2, &self.h2), self.handed)?;
+        let axis = (self.h1.centre, self.h2.centre);
+        let collinear = holes.iter().all(|h| on_line(h.centre, axis));
+        let matched = rim_correspondences(cam, &pose, ellipses, holes).map_or(Vec::new(), |c| c.1);
+        Some(HoleFit { pose, matched, collinear, axis, solve: true })
+    }
+}
+
+/// A pose read from the holes: which holes it brings onto which ellipses
+/// (hole and ellipse indices, in the holes' order; empty under two), and
+/// whether the board's holes all lie on one line, `axis`, through the pair's.
+#[derive(Debug, Clone)]
+pub(super) struct HoleFit {
+    pose: CameraPose,
+    matched: Vec<(usize, usize)>,
+    collinear: bool,
+    axis: ([f64; 2], [f64; 2]),
+    /// Whether [`HoleFit::solve`] solves it again ([`distinct`]).
+    solve: bool,
+}
+
+impl HoleFit {
+    /// The pose solved again from every hole it brings onto an ellipse (see
+    /// [`with_every_hole`]). On a board whose holes lie on one line, two rims
+    /// and the rolls about it ([`hole_poses`]) fix the pose; elsewhere a third
+    /// hole off the pair's line fixes the tilt, and a pose that brings none
+    /// onto a rim is kept as the pair gave it.
+    pub(super) fn solve(&self, cam: &Camera, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> HoleFit {
+        let min_holes = if self.collinear { 2 } else { 3 };
+        if !self.solve || self.matched.len() < min_holes {
+            return self.clone();
+        }
+        let Ok(k) = cam.camera_matrix_mat() else { return self.clone() };
+        let (pose, matched) = with_every_hole(cam, &k, self.pose, ellipses, holes, min_holes);
+        HoleFit { pose, matched, ..self.clone() }
+    }
+}
+
+/// At most this many matchings are solved again from their rims (a
+/// millisecond each), those of the most holes first: a nine-hole board's
+/// thousand pairings hold hundreds of matchings, most of them a washer's rim
+/// read as a hole's; the board's own reading brings the most holes onto rims.
+const MAX_SOLVED: usize = 24;
+
+/// One pairing's start for each matching of holes to ellipses (pairings that
+/// bring the same holes onto the same ellipses are solved to the same pose;
+/// starts that match under two holes are all kept), those of the most holes
+/// first; only the first [`MAX_SOLVED`] are solved again.
+pub(super) fn distinct(starts: impl IntoIterator<Item = HoleFit>) -> Vec<HoleFit> {
+    let mut out: Vec<HoleFit> = Vec::new();
+    for f in starts {
+        if f.matched.is_empty() || !out.iter().any(|o| o.matched == f.matched) {
+            out.push(f);
         }
     }
+    out.sort_by_key(|f| std::cmp::Reverse(f.matched.len()));
+    for (i, f) in out.iter_mut().enumerate() {
+        f.solve = i < MAX_SOLVED;
+    }
+    out
+}
+
+/// The poses the holes give: each fit's, rolled about the holes' line where
+/// the board's holes lie on one ([`rolls`]).
+pub(super) fn hole_poses(fits: impl IntoIterator<Item = HoleFit>) -> Vec<CameraPose> {
+    let mut out = Vec::new();
+    for f in fits {
+        if f.collinear {
+            out.extend(rolls(&f.pose, f.axis.0, f.axis.1));
+        } else {
+            out.push(f.pose);
+        }
+    }
+    out
+}
+
+/// Whether board point `p` lies within a millimetre of the line through `line`'s two points.
+fn on_line(p: [f64; 2], (a, b): ([f64; 2], [f64; 2])) -> bool {
+    let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+    ((p[0] - a[0]) * dy - (p[1] - a[1]) * dx).abs() <= dx.hypot(dy)
 }
 
 /// Rolls of a pose about the line through its holes, degrees: a step the
@@ -262,23 +335,17 @@ const SETTLED_RIM_PX: f64 = 0.05;
 /// ellipse: its rim points, projected by the pose, are moved radially onto the
 /// ellipse, and the pose is solved from every matched rim's points (`solvePnP`,
 /// planar, then Levenberg-Marquardt). With three holes or more the rims far
-/// apart fix the tilt. The pose as it was if fewer than two holes match; and
-/// whether the holes last matched lie on one line (then the pose's roll about
-/// it is still loose).
-fn with_every_hole(cam: &Camera, k: &Mat, start: CameraPose, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> (CameraPose, bool) {
+/// apart fix the tilt. The pose as it was if fewer than `min_holes` holes
+/// match; and which holes matched which ellipses (hole and ellipse indices).
+fn with_every_hole(cam: &Camera, k: &Mat, start: CameraPose, ellipses: &[ImageEllipse], holes: &[BoardHole], min_holes: usize) -> (CameraPose, Vec<(usize, usize)>) {
     let mut pose = start;
-    // The pair's own holes lie on a line.
-    let mut collinear = true;
+    let mut matched = Vec::new();
     for _ in 0..HOLE_ROUNDS {
-        let Some((obj, img, on_a_line)) = rim_correspondences(cam, &pose, ellipses, holes) else { break };
-        collinear = on_a_line;
-        let Some(next) = solve_planar(k, &obj, &img) else { break };
-        let moved = obj
+        let Some((points, now)) = rim_correspondences(cam, &pose, ellipses, holes).filter(|c| c.1.len() >= min_holes) else { break };
+        let Some(next) = solve_planar(k, &points) else { break };
+        let moved = points
             .iter()
-            .filter_map(|o| {
-                let p = BoardPoint3::new(o.x, o.y, o.z);
-                Some((pose.project(cam, p)?, next.project(cam, p)?))
-            })
+            .filter_map(|(p, _)| Some((pose.project(cam, *p)?, next.project(cam, *p)?)))
             .map(|(a, b)| (a.u - b.u).hypot(a.v - b.v))
             .fold(0.0f64, f64::max);
         // Looking down on the board, from above it.
@@ -286,22 +353,23 @@ fn with_every_hole(cam: &Camera, k: &Mat, start: CameraPose, ellipses: &[ImageEl
             break;
         }
         pose = next;
+        matched = now;
         if moved < SETTLED_RIM_PX {
             break;
         }
     }
-    (pose, collinear)
+    (pose, matched)
 }
 
 /// The rim points of every hole `pose` brings onto an ellipse of its size
 /// (its centre within its image radius of the ellipse's, each ellipse one
-/// hole's), each moved radially onto its ellipse, and whether those holes lie
-/// on one line; `None` under two holes.
-fn rim_correspondences(cam: &Camera, pose: &CameraPose, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Option<(Vector<Point3d>, Vector<Point2d>, bool)> {
+/// hole's), each moved radially onto its ellipse, and which holes matched
+/// which ellipses; `None` under two holes.
+fn rim_correspondences(cam: &Camera, pose: &CameraPose, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Option<(Vec<(BoardPoint3, [f64; 2])>, Vec<(usize, usize)>)> {
     let mut used = vec![false; ellipses.len()];
-    let (mut obj, mut img) = (Vector::<Point3d>::new(), Vector::<Point2d>::new());
-    let mut matched: Vec<[f64; 2]> = Vec::new();
-    for h in holes {
+    let mut points = Vec::new();
+    let mut matched = Vec::new();
+    for (hi, h) in holes.iter().enumerate() {
         let rim: Vec<(BoardPoint3, PixelPoint)> = (0..RIM_POINTS)
             .filter_map(|i| {
                 let t = std::f64::consts::TAU * i as f64 / RIM_POINTS as f64;
@@ -324,7 +392,7 @@ fn rim_correspondences(cam: &Camera, pose: &CameraPose, ellipses: &[ImageEllipse
             .min_by(|a, b| a.1.total_cmp(&b.1));
         let Some((i, _)) = best else { continue };
         used[i] = true;
-        matched.push(h.centre);
+        matched.push((hi, i));
         let e = &ellipses[i];
         for (b, p) in &rim {
             // The projected rim point moved along the ray from the ellipse's centre onto the ellipse.
@@ -334,29 +402,21 @@ fn rim_correspondences(cam: &Camera, pose: &CameraPose, ellipses: &[ImageEllipse
             if !(rho > 1e-9) {
                 continue;
             }
-            obj.push(Point3d::new(b.x_mm, b.y_mm, b.z_mm));
-            img.push(Point2d::new(e.centre[0] + dx / rho, e.centre[1] + dy / rho));
+            points.push((*b, [e.centre[0] + dx / rho, e.centre[1] + dy / rho]));
         }
     }
-    // On one line: every hole within a millimetre of the line through the first two.
-    let on_a_line = |p: &[f64; 2]| {
-        let (a, b) = (matched[0], matched[1]);
-        let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
-        ((p[0] - a[0]) * dy - (p[1] - a[1]) * dx).abs() <= dx.hypot(dy)
-    };
-    (matched.len() >= 2).then(|| {
-        let collinear = matched.iter().all(on_a_line);
-        (obj, img, collinear)
-    })
+    (matched.len() >= 2).then_some((points, matched))
 }
 
-/// The pose of planar board points (`z = 0`) seen at `img` in the distortion-free camera `k`.
-fn solve_planar(k: &Mat, obj: &Vector<Point3d>, img: &Vector<Point2d>) -> Option<CameraPose> {
+/// The pose of planar board points (`z = 0`) seen where `points` say in the distortion-free camera `k`.
+fn solve_planar(k: &Mat, points: &[(BoardPoint3, [f64; 2])]) -> Option<CameraPose> {
+    let obj: Vector<Point3d> = points.iter().map(|(b, _)| Point3d::new(b.x_mm, b.y_mm, b.z_mm)).collect();
+    let img: Vector<Point2d> = points.iter().map(|(_, p)| Point2d::new(p[0], p[1])).collect();
     let (mut rvec, mut tvec) = (Mat::default(), Mat::default());
-    if !calib3d::solve_pnp(obj, img, k, &Mat::default(), &mut rvec, &mut tvec, false, calib3d::SOLVEPNP_IPPE).ok()? {
+    if !calib3d::solve_pnp(&obj, &img, k, &Mat::default(), &mut rvec, &mut tvec, false, calib3d::SOLVEPNP_IPPE).ok()? {
         return None;
     }
-    calib3d::solve_pnp_refine_lm_def(obj, img, k, &Mat::default(), &mut rvec, &mut tvec).ok()?;
+    calib3d::solve_pnp_refine_lm_def(&obj, &img, k, &Mat::default(), &mut rvec, &mut tvec).ok()?;
     Some(CameraPose::from_rvec_tvec(vec3_of(&rvec).ok()?, vec3_of(&tvec).ok()?))
 }
 
@@ -393,7 +453,7 @@ fn rim_affine(e: &ImageEllipse, radius_mm: f64, along: [f64; 2], to: [f64; 2], h
     ])
 }
 
-/// The pose putting hole `hi` at ellipse `e1` and `hj` at `e2` (see [`Pairing::poses`]).
+/// The pose putting hole `hi` at ellipse `e1` and `hj` at `e2` (see [`Pairing::start`]).
 fn pose_from_pair(cam: &Camera, k: &Mat, (e1, hi): (&ImageEllipse, &BoardHole), (e2, hj): (&ImageEllipse, &BoardHole), handed: f64) -> Option<CameraPose> {
     let along = [hj.centre[0] - hi.centre[0], hj.centre[1] - hi.centre[1]];
     let to = [e2.centre[0] - e1.centre[0], e2.centre[1] - e1.centre[1]];
@@ -476,7 +536,7 @@ mod tests {
         let eye = BoardPoint3::new(-500.0, 700.0, 1200.0);
         let truth = CameraPose::look_at(eye, BoardPoint3::new(0.0, 750.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
         let ellipses: Vec<ImageEllipse> = holes.iter().map(|h| rim_ellipse(&cam, &truth, h)).collect();
-        let poses: Vec<CameraPose> = pairings(&ellipses[1..3], &holes).iter().flat_map(|p| p.poses(&cam, &ellipses[1..3], &holes)).collect();
+        let poses: Vec<CameraPose> = hole_poses(pairings(&ellipses[1..3], &holes).iter().filter_map(|p| p.start(&cam, &ellipses[1..3], &holes)));
         assert!(!poses.is_empty());
         // The best of them puts the board's corners within 5 mm of where they are (the rims seen whole: only the affine view of each rim is approximate).
         let corners = [[-254.0, 0.0, 0.0], [254.0, 0.0, 0.0], [-254.0, 1524.0, 0.0], [254.0, 1524.0, 0.0]];
@@ -513,7 +573,7 @@ mod tests {
             if let Some(pose) = pose_from_pair(&cam, &k, (&p.e1, &p.h1), (&p.e2, &p.h2), p.handed) {
                 pair_only = pair_only.min(pose_distance(&pose, &truth, &YOCU4_CORNERS));
             }
-            for pose in p.poses(&cam, &ellipses, &holes) {
+            for pose in hole_poses(p.start(&cam, &ellipses, &holes).map(|f| f.solve(&cam, &ellipses, &holes))) {
                 solved = solved.min(pose_distance(&pose, &truth, &YOCU4_CORNERS));
             }
         }

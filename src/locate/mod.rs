@@ -566,7 +566,8 @@ impl Locator {
         })?;
         // A washer board's holes give poses of their own, where its sides show no line.
         let pairings = holes::pairings(&ellipses, &self.holes);
-        let from_holes: Vec<CameraPose> = self.in_parallel(&pairings, |me, _, p| p.poses(&cam, &ellipses, &me.holes)).into_iter().flatten().collect();
+        let starts = holes::distinct(self.in_parallel(&pairings, |me, _, p| p.start(&cam, &ellipses, &me.holes)).into_iter().flatten());
+        let from_holes = holes::hole_poses(self.in_parallel(&starts, |me, _, f| f.solve(&cam, &ellipses, &me.holes)));
         if lines.len() < 3 && from_holes.is_empty() {
             return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
         }
