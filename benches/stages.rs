@@ -5,7 +5,8 @@
 //! the pose reused, `locate` from scratch <= 100 ms. Figures: BENCHMARKS.md.
 //!
 //! The frames are rendered at start-up from the committed scenes in
-//! `fixtures/bench/` (1920x1080 re-framings of fixtures 07 and 52), so the repo
+//! `fixtures/bench/` (1920x1080 re-framings of fixtures 07, 52, 16, 28 and 40:
+//! every board), so the repo
 //! holds no large images; the renderer is deterministic, so every run times
 //! the same pixels.
 
@@ -75,7 +76,13 @@ fn group<'a>(c: &'a mut Criterion, name: &str, seconds: u64) -> criterion::Bench
 fn stages(c: &mut Criterion) {
     // One thread, as the targets are stated (OpenCV would otherwise use both cores in remap).
     opencv::core::set_num_threads(1).expect("OpenCV threads");
-    let benches = [load("shuffleboard-1920x1080"), load("yocu-9-1920x1080")];
+    let benches = [
+        load("shuffleboard-1920x1080"),
+        load("yocu-9-1920x1080"),
+        load("sjoelbak-1920x1080"),
+        load("holeyboard-1920x1080"),
+        load("yocu-4-1920x1080"),
+    ];
 
     let mut g = group(c, "undistort_1920x1080", 2);
     for b in &benches {

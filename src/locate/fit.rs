@@ -17,7 +17,14 @@ impl Locator {
     /// stages (the same pose within [`SAME_POSE_PX`], the same construction, the
     /// same edge polarities learned): it would end in the same pose.
     pub(super) fn refine_starts(&mut self, cam: &Camera, starts: &[CameraPose], seen: &mut StartsSeen) -> Vec<Refined> {
-        let wide = self.in_parallel(starts, |me, samples, p| me.fit(samples, cam, Fit::start(*p, &me.model), &SEARCH_SCHEDULE_PX[..WIDE_STAGES], ITERATIONS_PER_RANGE));
+        let fits: Vec<Fit> = starts.iter().map(|p| Fit::start(*p, &self.model)).collect();
+        self.refine_fits(cam, &fits, seen)
+    }
+
+    /// [`Locator::refine_starts`] from fits already started (a pose with its
+    /// construction and polarities).
+    pub(super) fn refine_fits(&mut self, cam: &Camera, starts: &[Fit], seen: &mut StartsSeen) -> Vec<Refined> {
+        let wide = self.in_parallel(starts, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[..WIDE_STAGES], ITERATIONS_PER_RANGE));
         // Decided in the starts' order, as one after the other would.
         let mut survivors = Vec::new();
         for f in wide.into_iter().flatten() {

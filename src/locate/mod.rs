@@ -607,7 +607,7 @@ impl Locator {
         self.last_construction = first.construction.clone();
         // The near readings the search may have missed, then the reading the image supports.
         let first = first.pose;
-        good.extend(self.shifted_refits(&cam, &first));
+        good.extend(self.shifted_refits(&cam, &first, &mut seen));
         good.sort_by(|a, b| b.score.total_cmp(&a.score));
         let best = self.choose(&cam, good)?;
         self.last_candidate = Some(best.pose);

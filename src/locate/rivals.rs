@@ -34,8 +34,11 @@ impl Locator {
     /// Re-fits `best` from its own pose with the heights of the upright faces
     /// started across their range ([`HEIGHT_STARTS`]), and from starts shifted
     /// along the board (`y`) and across it (`x`) with the construction at
-    /// nominal, returning those that pass every check on their own.
-    pub(super) fn shifted_refits(&mut self, cam: &Camera, best: &CameraPose) -> Vec<Refined> {
+    /// nominal, returning those that pass every check on their own. A re-fit
+    /// that meets, after the wide stages, a fit the search refined already
+    /// (`seen`) or another re-fit is not refined again ([`Locator::refine_fits`]):
+    /// it would end where that one did.
+    pub(super) fn shifted_refits(&mut self, cam: &Camera, best: &CameraPose, seen: &mut StartsSeen) -> Vec<Refined> {
         if !self.has_upright_feet() {
             return Vec::new();
         }
@@ -62,11 +65,8 @@ impl Locator {
                 starts.push(Fit::start(start, &self.model));
             }
         }
-        self.in_parallel(&starts, |me, samples, start| me.fit(samples, cam, start.clone(), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| me.verdict(samples, cam, f)))
-            .into_iter()
-            .flatten()
-            .filter(|r| self.check(r).is_ok())
-            .collect()
+        let refits = self.refine_fits(cam, &starts, seen);
+        refits.into_iter().filter(|r| self.check(r).is_ok()).collect()
     }
 
     /// Of the candidates that pass every check, the reading the image supports.
