@@ -202,7 +202,6 @@ impl Pairing {
     /// by `solvePnP`. `None` where no such pose looks down on the board or the
     /// points do not fit it.
     ///
-    ///
     /// Which holes the pose brings onto which ellipses is read at once
     /// ([`HoleFit::matched`]); [`distinct`] keeps one pairing per matching, and
     /// [`HoleFit::solve`] solves the pose again from every matched hole.
@@ -365,7 +364,7 @@ fn with_every_hole(cam: &Camera, k: &Mat, start: CameraPose, ellipses: &[ImageEl
 /// (its centre within its image radius of the ellipse's, each ellipse one
 /// hole's), each moved radially onto its ellipse, and which holes matched
 /// which ellipses; `None` under two holes.
-fn rim_correspondences(cam: &Camera, pose: &CameraPose, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Option<(Vec<(BoardPoint3, [f64; 2])>, Vec<(usize, usize)>)> {
+fn rim_correspondences(cam: &Camera, pose: &CameraPose, ellipses: &[ImageEllipse], holes: &[BoardHole]) -> Option<(Vec<RimPoint>, Vec<(usize, usize)>)> {
     let mut used = vec![false; ellipses.len()];
     let mut points = Vec::new();
     let mut matched = Vec::new();
@@ -408,8 +407,11 @@ fn rim_correspondences(cam: &Camera, pose: &CameraPose, ellipses: &[ImageEllipse
     (matched.len() >= 2).then_some((points, matched))
 }
 
+/// A rim point on the board and where it is seen (px, the undistorted image).
+type RimPoint = (BoardPoint3, [f64; 2]);
+
 /// The pose of planar board points (`z = 0`) seen where `points` say in the distortion-free camera `k`.
-fn solve_planar(k: &Mat, points: &[(BoardPoint3, [f64; 2])]) -> Option<CameraPose> {
+fn solve_planar(k: &Mat, points: &[RimPoint]) -> Option<CameraPose> {
     let obj: Vector<Point3d> = points.iter().map(|(b, _)| Point3d::new(b.x_mm, b.y_mm, b.z_mm)).collect();
     let img: Vector<Point2d> = points.iter().map(|(_, p)| Point2d::new(p[0], p[1])).collect();
     let (mut rvec, mut tvec) = (Mat::default(), Mat::default());
