@@ -20,6 +20,7 @@ pub mod geom;
 pub mod locate;
 pub mod measure;
 pub mod model;
+pub mod parallel;
 pub mod piece;
 pub mod rectify;
 pub mod review;

@@ -47,36 +47,10 @@ impl Locator {
 
     /// `f` of every item, in the items' order, computed on as many threads as
     /// the machine has cores (at most one per item), each with its own sample
-    /// scratch. The refinements of different starts share nothing but the
-    /// frame's gradients, read only.
+    /// scratch ([`crate::parallel::map_in_order`]). The refinements of different
+    /// starts share nothing but the frame's gradients, read only.
     pub(super) fn in_parallel<T: Sync, R: Send>(&self, items: &[T], f: impl Fn(&Locator, &mut Vec<Sample>, &T) -> R + Sync) -> Vec<R> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
-        if threads <= 1 {
-            let mut samples = Vec::new();
-            return items.iter().map(|t| f(self, &mut samples, t)).collect();
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let (f, next) = (&f, &next);
-        let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(move || {
-                        let mut samples = Vec::new();
-                        let mut out = Vec::new();
-                        // Items are taken one at a time: refinements differ in length.
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(t) = items.get(i) else { break };
-                            out.push((i, f(self, &mut samples, t)));
-                        }
-                        out
-                    })
-                })
-                .collect();
-            workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-        });
-        done.sort_by_key(|(i, _)| *i);
-        done.into_iter().map(|(_, r)| r).collect()
+        crate::parallel::map_in_order(items, |samples: &mut Vec<Sample>, t| f(self, samples, t))
     }
 
     /// Moving-edges refinement of `fit` through the search ranges `schedule`

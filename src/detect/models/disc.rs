@@ -165,9 +165,11 @@ impl DiscModel {
                     cells.iter().filter(|c| c.distance(seen) < r).count() as f64 * rc.geo.grid.step * rc.geo.grid.step
                 };
                 let piece_area = std::f64::consts::PI * r * r;
-                recovery_starts(blob.centre, &cells, r)
+                // The starts' fits on the machine's cores, their results in the starts' order.
+                let starts = recovery_starts(blob.centre, &cells, r);
+                crate::parallel::map_in_order(&starts, |_: &mut (), s| rc.measure(Footprint::new(*s, r), None, 0).ok())
                     .into_iter()
-                    .filter_map(|s| rc.measure(Footprint::new(s, r), None, 0).ok())
+                    .flatten()
                     .filter(|d| d.doubt.is_none())
                     .filter(|d| explains(d) >= UNACCOUNTED_AREA_FRACTION * piece_area)
                     // Two discs at one height cannot overlap; one on a partition can lie over one beside it.
