@@ -14,6 +14,11 @@ pub(super) fn vec3_of(m: &Mat) -> opencv::Result<[f64; 3]> {
     Ok([0, 1, 2].map(|i| f.at_2d::<f64>(i, 0).copied().unwrap_or(f64::NAN)))
 }
 
+/// The product `a b` of two 3x3 matrices.
+pub(super) fn mul3(a: &Rotation, b: &Rotation) -> Rotation {
+    std::array::from_fn(|i| std::array::from_fn(|j| (0..3).map(|k| a[i][k] * b[k][j]).sum()))
+}
+
 pub(super) fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
@@ -48,12 +53,7 @@ pub(super) fn project(cam: &Camera, x: [f64; 3]) -> Option<[f64; 2]> {
 /// centre then translation `dt`, both in camera coordinates.
 pub(super) fn perturbed(pose: &CameraPose, d: &[f64; 6]) -> CameraPose {
     let dr = crate::camera::rotation_from_rvec([d[0], d[1], d[2]]);
-    let mut r: Rotation = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            r[i][j] = (0..3).map(|k| dr[i][k] * pose.rotation[k][j]).sum();
-        }
-    }
+    let r = mul3(&dr, &pose.rotation);
     let t0 = pose.translation;
     let t = [0, 1, 2].map(|i| dot3(dr[i], t0) + d[3 + i]);
     CameraPose { rotation: r, translation: t }

@@ -313,11 +313,8 @@ fn rolls(pose: &CameraPose, a: [f64; 2], b: [f64; 2]) -> Vec<CameraPose> {
 fn rolled(pose: &CameraPose, c: [f64; 3], dir: [f64; 3], angle: f64) -> CameraPose {
     let q = crate::camera::rotation_from_rvec(scale3(dir, angle));
     let r = &pose.rotation;
-    let rotation: Rotation = std::array::from_fn(|i| std::array::from_fn(|j| (0..3).map(|k| r[i][k] * q[k][j]).sum()));
-    let qc: [f64; 3] = std::array::from_fn(|i| (0..3).map(|k| q[i][k] * c[k]).sum());
-    let dc = sub3(c, qc);
-    let translation = std::array::from_fn(|i| pose.translation[i] + (0..3).map(|k| r[i][k] * dc[k]).sum::<f64>());
-    CameraPose { rotation, translation }
+    let dc = sub3(c, q.map(|row| dot3(row, c)));
+    CameraPose { rotation: mul3(r, &q), translation: std::array::from_fn(|i| pose.translation[i] + dot3(r[i], dc)) }
 }
 
 /// Rounds of [`with_every_hole`]'s matching and solving.
@@ -546,9 +543,10 @@ mod tests {
         assert!(best < 5.0, "{best} mm");
     }
 
-    /// The four-hole board's corners and holes, mm.
+    /// The four-hole board's surface corners, mm.
     const YOCU4_CORNERS: [[f64; 3]; 4] = [[-254.0, 0.0, 0.0], [254.0, 0.0, 0.0], [-254.0, 1727.2, 0.0], [254.0, 1727.2, 0.0]];
 
+    /// The four-hole board's holes.
     fn yocu4_holes() -> Vec<BoardHole> {
         [254.0, 584.2, 914.4, 1244.6].map(|y| BoardHole { centre: [0.0, y], radius_mm: 50.8 }).to_vec()
     }
@@ -599,7 +597,7 @@ mod tests {
                 assert!((a.u - b.u).hypot(a.v - b.v) < 1e-6, "{a:?} {b:?}");
             }
         }
-        // Rolled the furthest, a side's corner lies its half-width times sin(16 deg) above or below the board.
+        // Rolled the furthest (16 degrees), a side's corner, its half-width from the axis, moves the chord 2 w sin(8 deg).
         let side = BoardPoint3::new(254.0, 0.0, 0.0);
         let moved = pose_distance(&poses[0], &pose, &[[side.x_mm, side.y_mm, side.z_mm]]);
         assert!((moved - 2.0 * 254.0 * (8.0f64).to_radians().sin()).abs() < 1e-6, "{moved}");
