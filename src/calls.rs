@@ -274,8 +274,21 @@ pub fn washer_call(board: &Board, geometry: &WasherBoard, pose: WasherPose) -> M
     }
 }
 
-/// The call for a sjoelen disc with footprint `fp`.
-pub fn sjoel_call(geometry: &Sjoelbak, fp: Footprint) -> Measured<SjoelCall> {
+/// A disc tilted by more than this (degrees) is propped on something: a
+/// partition it overlaps holds it up. Below it the disc lies flat (a fit's
+/// tilt of a flat disc is a few tenths of a degree at most).
+pub const DISC_FLAT_TILT_MAX_DEG: f64 = 2.0;
+
+/// The call for a sjoelen disc with footprint `fp`, tilted by `tilt_deg`.
+///
+/// Past the gate a disc is in the compartment its centre is in, unless it rests
+/// on a partition (rule 003: a disc that "remains on one of the partition
+/// walls" does not count). A flat disc rests on a partition only with its
+/// centre over the partition's top (beside it, it would tip off): a flat disc
+/// beside a partition lies on the floor, touching the partition or not, and its
+/// margin is how far its centre is from the top's edge. A tilted disc that
+/// overlaps a partition is propped on it.
+pub fn sjoel_call(geometry: &Sjoelbak, fp: Footprint, tilt_deg: f64) -> Measured<SjoelCall> {
     let (c, r) = (fp.centre, fp.radius_mm);
     let gate = Candidate {
         boundary: match geometry.counts_past {
@@ -289,13 +302,15 @@ pub fn sjoel_call(geometry: &Sjoelbak, fp: Footprint) -> Measured<SjoelCall> {
         return decisive(SjoelCall::None, &[gate]);
     }
     let half = geometry.partition_width_mm / 2.0;
+    // How far beyond the partition's top a disc's centre may lie and still rest on it.
+    let reach = if tilt_deg.abs() > DISC_FLAT_TILT_MAX_DEG { r } else { 0.0 };
     let partitions: Vec<Candidate> = geometry
         .partitions()
         .into_iter()
         .enumerate()
         .map(|(i, p)| Candidate {
             boundary: Boundary::Partition { partition: i },
-            crossing: (c.x_mm - p).abs() - (half + r),
+            crossing: (c.x_mm - p).abs() - (half + reach),
             towards: Some(side_of(c.x_mm - p)),
         })
         .collect();
@@ -392,7 +407,7 @@ pub fn call_piece(board: &Board, centre: BoardPoint3, radius_mm: f64, tilt_deg: 
     match &board.layout {
         Layout::Shuffleboard(s) => PieceCall::Shuffleboard(shuffle_call(board, s, fp, foul)),
         Layout::Washer(w) => PieceCall::Washer(washer_call(board, w, WasherPose { centre, tilt_deg })),
-        Layout::Sjoelbak(s) => PieceCall::Sjoelen(sjoel_call(s, fp)),
+        Layout::Sjoelbak(s) => PieceCall::Sjoelen(sjoel_call(s, fp, tilt_deg)),
     }
 }
 
@@ -547,30 +562,40 @@ mod tests {
         };
         // Well inside each compartment.
         for (x, v) in [(150.0, 2), (50.0, 3), (-50.0, 4), (-150.0, 1)] {
-            let m = sjoel_call(&s, disc(x, 50.0));
+            let m = sjoel_call(&s, disc(x, 50.0), 0.0);
             assert_eq!(value(m), Some(v), "x = {x}");
             // 94 mm wide inner compartments, 52 mm disc: 21 mm each side; outer ones are wider.
             assert!(m.margin_mm > 20.0, "{m:?}");
         }
         // Half through the gate: does not count; margin to the gate front.
-        let m = sjoel_call(&s, disc(50.0, 110.0));
+        let m = sjoel_call(&s, disc(50.0, 110.0), 0.0);
         assert_eq!(m.call, SjoelCall::None);
         assert_eq!(m.boundary, Boundary::GateFront);
         assert!((m.margin_mm - (120.0 - 136.0)).abs() < TOL, "{m:?}");
         // Just past the gate front by 0.5 mm.
-        let m = sjoel_call(&s, disc(50.0, 120.0 - 26.0 - 0.5));
+        let m = sjoel_call(&s, disc(50.0, 120.0 - 26.0 - 0.5), 0.0);
         assert_eq!(value(m), Some(3));
         assert_eq!(m.boundary, Boundary::GateFront);
         assert!((m.margin_mm - 0.5).abs() < TOL, "{m:?}");
-        // Resting on the partition at x = 0: counts nothing.
-        let m = sjoel_call(&s, disc(20.0, 40.0));
+        // Flat, centred over the partition at x = 0 (6 mm wide): resting on its top, counts nothing.
+        let m = sjoel_call(&s, disc(2.0, 40.0), 0.0);
+        assert_eq!(m.call, SjoelCall::None);
+        assert_eq!(m.boundary, Boundary::Partition { partition: 1 });
+        assert!((m.margin_mm - (2.0 - 3.0)).abs() < TOL, "{m:?}");
+        // Tilted and overlapping it: propped on the partition, counts nothing.
+        let m = sjoel_call(&s, disc(20.0, 40.0), 20.0);
         assert_eq!(m.call, SjoelCall::None);
         assert_eq!(m.boundary, Boundary::Partition { partition: 1 });
         assert!((m.margin_mm - (20.0 - 29.0)).abs() < TOL, "{m:?}");
-        // Touching the partition face exactly: between the walls, counts.
-        let m = sjoel_call(&s, disc(29.0, 40.0));
+        // Flat beside it, touching its face: on the floor of compartment 3, its centre 26 mm from the top's edge.
+        let m = sjoel_call(&s, disc(29.0, 40.0), 0.0);
         assert_eq!(value(m), Some(3));
-        assert!(m.margin_mm.abs() < TOL, "{m:?}");
+        assert_eq!(m.boundary, Boundary::Partition { partition: 1 });
+        assert!((m.margin_mm - 26.0).abs() < TOL, "{m:?}");
+        // Flat and measured overlapping its face (a flat disc cannot): the side its centre is on decides.
+        let m = sjoel_call(&s, disc(20.0, 40.0), 0.0);
+        assert_eq!(value(m), Some(3));
+        assert!((m.margin_mm - 17.0).abs() < TOL, "{m:?}");
     }
 
     /// Rule 003's "passed the front side of the gate bar completely", read either way: a disc under the bar, its far
@@ -580,16 +605,16 @@ mod tests {
         let front = sjoel();
         let back = Sjoelbak { counts_past: GateFace::Back, ..front.clone() };
         let under = disc(50.0, 110.0 - 26.0);
-        let m = sjoel_call(&front, under);
+        let m = sjoel_call(&front, under, 0.0);
         assert!(matches!(m.call, SjoelCall::Compartment { .. }), "{m:?}");
         assert_eq!(m.boundary, Boundary::GateFront);
         assert!((m.margin_mm - 10.0).abs() < TOL, "{m:?}");
-        let m = sjoel_call(&back, under);
+        let m = sjoel_call(&back, under, 0.0);
         assert_eq!(m.call, SjoelCall::None);
         assert_eq!(m.boundary, Boundary::GateBack);
         assert!((m.margin_mm + 10.0).abs() < TOL, "{m:?}");
         // Wholly past the back face: in either way.
-        let m = sjoel_call(&back, disc(50.0, 100.0 - 26.0 - 2.0));
+        let m = sjoel_call(&back, disc(50.0, 100.0 - 26.0 - 2.0), 0.0);
         assert!(matches!(m.call, SjoelCall::Compartment { .. }), "{m:?}");
         assert!((m.margin_mm - 2.0).abs() < TOL, "{m:?}");
         // The key round-trips through a board file, and a file without it keeps the front face.
@@ -643,17 +668,20 @@ compartments = [{ x_mm = 150.0, value = 2 }, { x_mm = 50.0, value = 3 }, { x_mm 
         }
 
         #[test]
-        fn sjoel_calls_flip_exactly_at_margin_zero(x in -174.0f64..174.0, y in 26.0f64..400.0) {
+        fn sjoel_calls_flip_exactly_at_margin_zero(x in -174.0f64..174.0, y in 26.0f64..400.0, tilted in proptest::bool::ANY) {
             let s = sjoel();
             let fp = disc(x, y);
-            let m = sjoel_call(&s, fp);
-            // Before the gate only the gate decides if the disc's column is clear of partitions.
-            let in_partition_column = s.partitions().iter().any(|p| (x - p).abs() < 3.0 + 26.0);
+            let tilt = if tilted { 20.0 } else { 0.0 };
+            let m = sjoel_call(&s, fp, tilt);
+            // Before the gate only the gate decides if the disc's column is clear of partitions (a flat disc's
+            // centre over a partition's top, a tilted disc's outline over it).
+            let reach = 3.0 + if tilted { 26.0 } else { 0.0 };
+            let in_partition_column = s.partitions().iter().any(|p| (x - p).abs() < reach);
             prop_assume!(!(m.boundary == Boundary::GateFront && m.margin_mm < 0.0 && in_partition_column));
             prop_assume!(m.margin_mm.abs() > 2.0 * EPS);
             let dir = m.towards.unwrap();
-            let keep = sjoel_call(&s, shifted(fp, m.margin_mm, dir, m.margin_mm.signum() * EPS));
-            let flip = sjoel_call(&s, shifted(fp, m.margin_mm, dir, -m.margin_mm.signum() * EPS));
+            let keep = sjoel_call(&s, shifted(fp, m.margin_mm, dir, m.margin_mm.signum() * EPS), tilt);
+            let flip = sjoel_call(&s, shifted(fp, m.margin_mm, dir, -m.margin_mm.signum() * EPS), tilt);
             prop_assert_eq!(keep.call, m.call);
             prop_assert_ne!(flip.call, m.call);
         }

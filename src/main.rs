@@ -492,6 +492,10 @@ enum FixturesAction {
     },
     /// List the fixture folders under a folder.
     List { dir: std::path::PathBuf },
+    /// Rewrite every fixture's truth under a folder from its scene, the images kept (after a change in what the
+    /// call functions say of a scene; `cargo test --test render` checks committed truth against them).
+    #[command(hide = true)]
+    Retruth { dir: std::path::PathBuf },
     /// Render the hole-state model's training set: patches.npy + labels.csv (models/README.md).
     #[command(hide = true)]
     TrainingSet {
@@ -861,6 +865,13 @@ fn run(cli: Cli) -> Result<()> {
                 s.doubles,
                 output.display()
             );
+        }
+        Command::Fixtures { action: FixturesAction::Retruth { dir } } => {
+            for f in boardcall::fixture::list(&dir)? {
+                if boardcall::fixture::rewrite_truth(&f)? {
+                    say!("rewrote {}", f.join(boardcall::fixture::TRUTH_FILE).display());
+                }
+            }
         }
         Command::Fixtures { action: FixturesAction::List { dir } } => {
             for f in boardcall::fixture::list(&dir)? {

@@ -188,12 +188,14 @@ pub fn decisive(board: &Board, p: &PieceReport, radius_mm: f64, foul: FoulLine) 
             let x = s.partitions().get(partition).copied().unwrap_or(0.0);
             let side = if c.x_mm < x { -1.0 } else { 1.0 };
             let face = x + side * s.partition_width_mm / 2.0;
+            // A flat disc rests on a partition by its centre, a tilted one by its edge (calls::sjoel_call).
+            let flat = p.tilt_deg.abs() <= crate::calls::DISC_FLAT_TILT_MAX_DEG;
             Decisive {
                 name: format!("partition {}", partition + 1),
                 shape: along(face),
-                from: BoardPoint::new(c.x_mm - side * r, c.y_mm),
+                from: BoardPoint::new(if flat { c.x_mm } else { c.x_mm - side * r }, c.y_mm),
                 to: BoardPoint::new(face, c.y_mm),
-                from_centre: false,
+                from_centre: flat,
             }
         }
         (Boundary::HoleRim { hole }, Layout::Washer(w)) if hole < w.holes.len() => {
@@ -777,7 +779,7 @@ mod tests {
                 (m.call.name().to_string(), None, m.boundary, m.margin_mm)
             }
             Layout::Sjoelbak(s) => {
-                let m = calls::sjoel_call(s, fp);
+                let m = calls::sjoel_call(s, fp, 0.0);
                 ("compartment".to_string(), None, m.boundary, m.margin_mm)
             }
             Layout::Washer(w) => {

@@ -280,7 +280,7 @@ fn committed_truth_agrees_with_the_call_functions() {
                     (want.call == m.call && want.boundary == m.boundary, (want.margin_mm, m.margin_mm))
                 }
                 (Layout::Sjoelbak(s), PieceCall::Sjoelen(m)) => {
-                    let want = calls::sjoel_call(s, fp);
+                    let want = calls::sjoel_call(s, fp, p.tilt_deg);
                     (want.call == m.call && want.boundary == m.boundary, (want.margin_mm, m.margin_mm))
                 }
                 _ => panic!("{}: {} has a call of another game", f.dir.display(), t.id),

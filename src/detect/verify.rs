@@ -28,6 +28,11 @@ pub const RIM_CLEARANCE_MM: f64 = 1.5;
 /// A fitted radius further than this from the piece's real radius means the
 /// outline is not that piece at that height (mm).
 pub const MAX_RADIUS_ERROR_MM: f64 = 2.5;
+/// An outline's fitted radius carries a bias its scatter does not show (the
+/// edge's blur, JPEG, the sub-pixel edge model), the same all round so that it
+/// leaves the centre alone: taken as a quarter of a pixel, the sub-pixel edge
+/// placement's error on the committed fixtures.
+const RADIUS_BIAS_PX: f64 = 0.25;
 /// A piece tilted more than this (degrees) is taken as leaning: a flat piece's
 /// fitted tilt is zero, a leaner's 10-40 degrees.
 const LEANING_DEG: f64 = 1.0;
@@ -213,6 +218,20 @@ impl<'a> Ctx<'a> {
             measured_by: MeasuredBy::of_fit(&held),
             outline_radius_mm: Some(fit.footprint.radius_mm),
         })
+    }
+
+    /// The height of the top of a piece whose outline radius is `radius_mm`, from a free-radius `fit` of it at
+    /// another height, where the rules fix no height (the ground beside a washer board, a partition's top): an
+    /// outline fitted at height `h0` to a piece whose top is at `z` comes out scaled by `(cam_z - h0) / (cam_z -
+    /// z)`, and its radius's uncertainty (scatter and [`RADIUS_BIAS_PX`]) gives the height's. Returns the height
+    /// and its standard uncertainty (mm).
+    pub fn height_from_size(&self, fit: &CircleFit, radius_mm: f64) -> (f64, f64) {
+        let r_fit = fit.footprint.radius_mm.max(1e-6);
+        let distance = self.geo.pose.centre().z_mm - fit.height_mm;
+        let z = self.geo.pose.centre().z_mm - distance * radius_mm / r_fit;
+        let scatter = fit.rms_mm / (fit.inliers as f64 / 2.0).max(1.0).sqrt();
+        let sigma_r = scatter.hypot(RADIUS_BIAS_PX * fit.mm_per_px);
+        (z, distance * radius_mm / (r_fit * r_fit) * sigma_r)
     }
 
     /// A free-radius outline fit at height `z` of a piece of colour class `class`.

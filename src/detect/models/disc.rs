@@ -5,7 +5,7 @@
 //! (against a wall, a partition, the gate bar or another disc, or washed out by
 //! glare) are searched for in the pale colour left over.
 
-use super::{PieceModel, Rest};
+use super::{PieceModel, Rest, RestHeight};
 use crate::board::{PieceSize, Sjoelbak};
 use crate::detect::proposals::{self, MIN_PIECE_SEPARATION, UNACCOUNTED_AREA_FRACTION};
 use crate::detect::sight::Occluders;
@@ -37,17 +37,24 @@ const MAX_RECOVERY_ROUNDS: usize = 4;
 /// A disc fitted flat on the surface whose outline crosses a partition or a
 /// wall by more than this (mm) cannot lie there: the outline fit's error is a
 /// few tenths of a millimetre and a board's build a millimetre at most. It
-/// rests on something: another disc (a stack) or the partition.
+/// rests on something: another disc (a stack) or the partition. The same
+/// error bounds how far beyond a partition's top a disc lying flat on it may
+/// seem to have its centre.
 const SOLID_OVERLAP_MM: f64 = 1.0;
 /// Discs under a stacked one tried: one or two (a pile of three in a
 /// compartment is the most the fixtures and the rules' examples show).
 const MAX_DISCS_BELOW: usize = 2;
+/// The heights (mm) a partition's top may stand above the playing surface: a
+/// disc measured on one is placed within them. Boards' partitions stand some
+/// 15-30 mm (a disc is 10-13 mm thick and must not ride over one).
+const PARTITION_HEIGHT_MM: (f64, f64) = (10.0, 60.0);
 
 pub(super) struct DiscModel {
     shape: PieceShape,
     /// Partitions' centres across the board (mm), their half width plus a disc's radius, and the height of a disc on one.
     partitions: Vec<f64>,
     partition_reach_mm: f64,
+    half_partition_mm: f64,
     on_partition_z_mm: f64,
     /// Partitions stand in the compartments, `y` below this (the gate bar's back).
     compartments_end_mm: f64,
@@ -64,6 +71,7 @@ impl DiscModel {
             shape,
             partitions: s.partitions(),
             partition_reach_mm: s.partition_width_mm / 2.0 + p.radius_mm,
+            half_partition_mm: s.partition_width_mm / 2.0,
             on_partition_z_mm: s.construction.partition_height_mm + s.disc_thickness_mm,
             compartments_end_mm: s.gate_back_mm,
             gate_front_mm: s.gate_front_mm,
@@ -85,6 +93,12 @@ impl DiscModel {
         (by > SOLID_OVERLAP_MM).then_some((by, what))
     }
 
+    /// Whether a disc's centre at `c` lies over a partition's top, as one lying flat on it must (beside it, the
+    /// disc would tip off), within the fit's error.
+    fn over_partition_top(&self, c: BoardPoint) -> bool {
+        c.y_mm < self.compartments_end_mm && self.partitions.iter().any(|p| (c.x_mm - p).abs() <= self.half_partition_mm + SOLID_OVERLAP_MM)
+    }
+
     /// Whether a disc could lie at `c` and be seen there: on the board's
     /// surface inside its walls (a disc beyond them is off the board and
     /// counts for nothing, and what lies there, a table of the discs' own
@@ -93,8 +107,7 @@ impl DiscModel {
     /// sight to its top clear of the board's solids.
     fn may_lie(&self, cx: &Ctx, c: BoardPoint) -> bool {
         let on_gate_bar = c.y_mm > self.compartments_end_mm && c.y_mm < self.gate_front_mm;
-        let half_partition = self.partition_reach_mm - self.shape.radius_mm;
-        let on_partition = c.y_mm < self.compartments_end_mm && self.partitions.iter().any(|p| (c.x_mm - p).abs() < half_partition);
+        let on_partition = c.y_mm < self.compartments_end_mm && self.partitions.iter().any(|p| (c.x_mm - p).abs() < self.half_partition_mm);
         c.x_mm.abs() < self.half_width_mm && c.y_mm > 0.0 && !on_gate_bar && !on_partition && cx.sees(c.at_height(self.shape.top_z_mm))
     }
 
@@ -108,7 +121,7 @@ impl DiscModel {
                 self.into_solid(d.footprint.centre).map(|(by, what)| {
                     format!("fitted flat on the surface it would cross {what} by {by:.1} mm: it rests on something (another disc?), its place is uncertain")
                 })
-            } else if (d.top_z_mm - self.on_partition_z_mm).abs() > 1e-6 {
+            } else if !self.over_partition_top(d.footprint.centre) {
                 let below = ((d.top_z_mm - z) / z).round();
                 Some(format!("it rests on {below:.0} other disc(s): a stack, the discs under it partly or wholly hidden"))
             } else {
@@ -250,9 +263,15 @@ impl PieceModel for DiscModel {
             cx.fit(Footprint::new(start, fit.footprint.radius_mm), high, class).ok()
         };
         if self.partitions.iter().any(|p| (fit.footprint.centre.x_mm - p).abs() < self.partition_reach_mm) {
-            let high = self.on_partition_z_mm;
-            if let Some(up) = refit(high).filter(|up| (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs()) {
-                return Ok(Rest::fixed(high, up));
+            // On a partition of the board's height its outline is nearer the disc's size than on the surface: it
+            // rests on the partition. How high a partition stands is the maker's choice, so the height is then
+            // measured from the outline's size; flat on the top, the disc's centre lies over it.
+            if refit(self.on_partition_z_mm).is_some_and(|up| (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs()) {
+                let (measured, sigma_mm) = cx.height_from_size(&fit, r);
+                let high = measured.clamp(z + PARTITION_HEIGHT_MM.0, z + PARTITION_HEIGHT_MM.1);
+                if let Some(up) = refit(high).filter(|up| self.over_partition_top(up.footprint.centre)) {
+                    return Ok(Rest { z_mm: high, fit: up, height: RestHeight::FromSize { sigma_mm } });
+                }
             }
         }
         // Across a partition or a wall at the surface: on a stack of discs,

@@ -30,11 +30,6 @@ const FALLBACK_LEANER_MIN_SCORE: f64 = 0.9;
 /// fallen to the floor under it. The shallowest is the cup's depth: the box
 /// holds its cups.
 const MAX_GROUND_DEPTH_MM: f64 = 1000.0;
-/// An outline's fitted radius carries a bias its scatter does not show (the
-/// edge's blur, JPEG, the sub-pixel edge model), the same all round so that it
-/// leaves the centre alone: taken as a quarter of a pixel, the sub-pixel edge
-/// placement's error on the committed fixtures.
-const RADIUS_BIAS_PX: f64 = 0.25;
 
 pub(super) struct WasherModel {
     shape: PieceShape,
@@ -61,18 +56,11 @@ impl WasherModel {
 
     /// The height of a washer's top on the ground, from an outline `fit` of it
     /// at another height: the rules fix nothing below the surface, so the
-    /// ground's depth is measured, not assumed. An outline fitted at height
-    /// `h0` to a washer whose top is at `z` comes out scaled by
-    /// `(cam_z - h0) / (cam_z - z)`; its radius's uncertainty (scatter and
-    /// [`RADIUS_BIAS_PX`]) gives the height's. Returns the height (within
+    /// ground's depth is measured from the outline's size
+    /// ([`Ctx::height_from_size`]), not assumed. Returns the height (within
     /// the depths the ground can lie at) and its standard uncertainty.
     fn ground_from_size(&self, cx: &Ctx, fit: &CircleFit) -> (f64, f64) {
-        let (r, r_fit) = (self.shape.radius_mm, fit.footprint.radius_mm.max(1e-6));
-        let distance = cx.geo.pose.centre().z_mm - fit.height_mm;
-        let z = cx.geo.pose.centre().z_mm - distance * r / r_fit;
-        let scatter = fit.rms_mm / (fit.inliers as f64 / 2.0).max(1.0).sqrt();
-        let sigma_r = scatter.hypot(RADIUS_BIAS_PX * fit.mm_per_px);
-        let sigma_z = distance * r / (r_fit * r_fit) * sigma_r;
+        let (z, sigma_z) = cx.height_from_size(fit, self.shape.radius_mm);
         let t = self.w.washer_thickness_mm;
         (z.clamp(t - MAX_GROUND_DEPTH_MM, t - self.w.cup_depth_mm), sigma_z)
     }
