@@ -100,9 +100,6 @@ fn hole_model_on() -> bool {
     true
 }
 
-/// Red caps: hue 0 +- 15 degrees. Lacquered wood sits at 20-40 degrees in every
-
-
 impl Default for DetectorConfig {
     fn default() -> Self {
         DetectorConfig {
@@ -119,8 +116,6 @@ impl Default for DetectorConfig {
         }
     }
 }
-
-/// The colour grid is sampled in square tiles of this many cells a side (see
 
 /// One detected piece.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
