@@ -295,6 +295,8 @@ pub fn score_frame(
             (bp.pose, PoseReport::located("located", &bp))
         }
     };
+    // The detector allows for the pose's uncertainty where it judges a piece against the board's solids.
+    let detector = DetectorConfig { pose_sigma_mm: pose_report.position_sigma_mm, ..detector };
     let report = Session::new(board, camera, &camera_pose, detector)?.report(frame, pose_report, foul)?;
     Ok((report, camera_pose))
 }

@@ -463,7 +463,8 @@ impl Watcher {
     }
 
     fn start_session(&mut self, pose: CameraPose, report: PoseReport) -> Result<(), WatchError> {
-        self.session = Some((Session::new(&self.board, &self.camera, &pose, self.detector.clone())?, report));
+        let detector = DetectorConfig { pose_sigma_mm: report.position_sigma_mm, ..self.detector.clone() };
+        self.session = Some((Session::new(&self.board, &self.camera, &pose, detector)?, report));
         // A new pose: what was seen before is not comparable.
         self.previous = None;
         self.run = 0;

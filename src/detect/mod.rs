@@ -87,6 +87,16 @@ pub struct DetectorConfig {
     /// widens the footprints' uncertainty along the line of sight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_cap_recess_mm: Option<f64>,
+    /// How well the camera pose is known: the standard uncertainty (mm) it gives a
+    /// place on the board (a located pose's or typed points' `position_sigma_mm`;
+    /// 0 for a pose taken as exact). A piece measured overlapping the board's
+    /// solids by no more than the pose allows is taken to touch them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pose_sigma_mm: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl DetectorConfig {
@@ -113,6 +123,7 @@ impl Default for DetectorConfig {
             hole_model: true,
             weight_cap_radius_mm: None,
             weight_cap_recess_mm: None,
+            pose_sigma_mm: 0.0,
         }
     }
 }
@@ -275,7 +286,7 @@ impl Detector {
                 return Err(DetectError::Config { field: "weight_cap_recess_mm", problem });
             }
         }
-        let model = models::model_for(board, cfg.weight_cap());
+        let model = models::model_for(board, cfg.weight_cap(), cfg.pose_sigma_mm);
         let shape = model.shape();
         let grid = Grid::new(board, camera, pose, cfg.grid_mm, shape.top_z_mm);
         if !grid.in_view() {
@@ -319,7 +330,7 @@ impl Detector {
         if self.cfg.weight_cap_radius_mm.is_none() {
             if let Some(radius) = caps::learned_cap(&self.geo.board, &out, self.geo.shape.top_z_mm) {
                 let cap = WeightCap { radius_mm: Some(radius), ..self.cfg.weight_cap() };
-                let before = (std::mem::replace(&mut self.model, models::model_for(&self.geo.board, cap)), self.geo.shape);
+                let before = (std::mem::replace(&mut self.model, models::model_for(&self.geo.board, cap, self.cfg.pose_sigma_mm)), self.geo.shape);
                 self.geo.shape = self.model.shape();
                 let again = self.find(frame);
                 let in_doubt = |d: &Detections| d.pieces.iter().filter(|p| p.doubt.is_some()).count();

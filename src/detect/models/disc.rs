@@ -41,6 +41,10 @@ const MAX_RECOVERY_ROUNDS: usize = 4;
 /// error bounds how far beyond a partition's top a disc lying flat on it may
 /// seem to have its centre.
 const SOLID_OVERLAP_MM: f64 = 1.0;
+/// Sigmas of the camera pose's error allowed to a disc seeming to cross a
+/// partition or a wall: three, as a call is reviewed within three of its sigmas
+/// (`score::REVIEW_SIGMAS`).
+const OVERLAP_POSE_SIGMAS: f64 = 3.0;
 /// Discs under a stacked one tried: one or two (a pile of three in a
 /// compartment is the most the fixtures and the rules' examples show).
 const MAX_DISCS_BELOW: usize = 2;
@@ -62,10 +66,16 @@ pub(super) struct DiscModel {
     gate_front_mm: f64,
     /// The walls' inner faces, this far (mm) either side of the centre line.
     half_width_mm: f64,
+    /// How far (mm) a disc flat on the surface may seem to cross a partition or a wall and still be taken to
+    /// touch it: the fit's and the board's error ([`SOLID_OVERLAP_MM`]) and three of the pose's sigmas (a pose
+    /// that far off moves the disc that far against the board's solids).
+    overlap_tolerance_mm: f64,
 }
 
 impl DiscModel {
-    pub fn new(p: PieceSize, s: &Sjoelbak, board_half_width: f64) -> DiscModel {
+    /// The model of a sjoelbak's discs, seen with a camera pose that places a point on the board within
+    /// `pose_sigma_mm` (standard uncertainty).
+    pub fn new(p: PieceSize, s: &Sjoelbak, board_half_width: f64, pose_sigma_mm: f64) -> DiscModel {
         let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: false };
         DiscModel {
             shape,
@@ -76,6 +86,7 @@ impl DiscModel {
             compartments_end_mm: s.gate_back_mm,
             gate_front_mm: s.gate_front_mm,
             half_width_mm: board_half_width,
+            overlap_tolerance_mm: SOLID_OVERLAP_MM + OVERLAP_POSE_SIGMAS * pose_sigma_mm.max(0.0),
         }
     }
 
@@ -90,7 +101,7 @@ impl DiscModel {
             f64::NEG_INFINITY
         };
         let (by, what) = if wall >= partition { (wall, "a wall") } else { (partition, "a partition") };
-        (by > SOLID_OVERLAP_MM).then_some((by, what))
+        (by > self.overlap_tolerance_mm).then_some((by, what))
     }
 
     /// Whether a disc's centre at `c` lies over a partition's top, as one lying flat on it must (beside it, the
@@ -294,7 +305,7 @@ mod tests {
 
     fn model() -> DiscModel {
         let board = Board::load("sjoelbak").unwrap();
-        DiscModel::new(board.piece(), board.sjoelbak().unwrap(), board.surface.half_width())
+        DiscModel::new(board.piece(), board.sjoelbak().unwrap(), board.surface.half_width(), 0.0)
     }
 
     fn disc(x: f64, y: f64, top_z: f64) -> Detection {
@@ -315,6 +326,16 @@ mod tests {
         assert!((by - 6.0).abs() < 1e-9 && what == "a wall", "{by} {what}");
         // Partitions stand only in the compartments: on the field the same x is free.
         assert!(m.into_solid(BoardPoint::new(25.0, 800.0)).is_none());
+    }
+
+    #[test]
+    fn a_pose_known_less_well_allows_a_disc_more_overlap() {
+        let board = Board::load("sjoelbak").unwrap();
+        // Typed points' pose, 1.3 mm sigma: 4 mm into a partition is the pose's error (1 + 3 x 1.3 = 4.9 mm).
+        let m = DiscModel::new(board.piece(), board.sjoelbak().unwrap(), board.surface.half_width(), 1.3);
+        assert!(m.into_solid(BoardPoint::new(25.0, 50.0)).is_none());
+        let (by, _) = m.into_solid(BoardPoint::new(23.0, 50.0)).unwrap();
+        assert!((by - 6.0).abs() < 1e-9, "{by}");
     }
 
     #[test]

@@ -98,13 +98,14 @@ pub(super) trait PieceModel: Send + Sync {
     fn settle(&self, _cx: &Ctx, _out: &mut Detections) {}
 }
 
-/// The model of a board's pieces (`cap`: what the set-up says of a weight's cap).
-pub(super) fn model_for(board: &Board, cap: WeightCap) -> Box<dyn PieceModel> {
+/// The model of a board's pieces (`cap`: what the set-up says of a weight's cap; `pose_sigma_mm`: how well the
+/// camera pose places a point on the board, [`crate::detect::DetectorConfig::pose_sigma_mm`]).
+pub(super) fn model_for(board: &Board, cap: WeightCap, pose_sigma_mm: f64) -> Box<dyn PieceModel> {
     let p = board.piece();
     match &board.layout {
         Layout::Shuffleboard(s) => Box::new(weight::WeightModel::new(p, s, cap)),
         Layout::Washer(w) => Box::new(washer::WasherModel::new(p, w)),
-        Layout::Sjoelbak(s) => Box::new(disc::DiscModel::new(p, s, board.surface.half_width())),
+        Layout::Sjoelbak(s) => Box::new(disc::DiscModel::new(p, s, board.surface.half_width(), pose_sigma_mm)),
     }
 }
 
