@@ -660,6 +660,21 @@ impl Locator {
         }
     }
 
+    /// Largest distance on the board's surface between the points pose `a` images
+    /// (those of [`Locator::image_distance`]'s probes it sees) and where pose `b`
+    /// puts the same pixels, mm (0 if `a` sees none).
+    pub(super) fn board_disagreement_mm(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        self.probe_points
+            .iter()
+            .filter_map(|p| {
+                let q = BoardPoint3::new(p[0], p[1], p[2]);
+                let px = a.project(cam, q).filter(|x| x.u >= 0.0 && x.v >= 0.0 && x.u < w && x.v < h)?;
+                Some(b.back_project(cam, px, p[2]).map_or(f64::INFINITY, |on| (on.x_mm - p[0]).hypot(on.y_mm - p[1])))
+            })
+            .fold(0.0, f64::max)
+    }
+
     /// The stage's output for an accepted refinement.
     fn board_pose(&self, best: Refined) -> BoardPose {
         BoardPose {
@@ -789,6 +804,23 @@ mod tests {
         let along = |x: [f64; 2]| x[0] * b - x[1] * a;
         let (t0, t1) = (along(p), along(q));
         ImageLine { l: [a, b, -(a * p[0] + b * p[1])], support_px: n, span: [t0.min(t1), t0.max(t1)] }
+    }
+
+    /// Two poses of the same reading a few millimetres apart along the board disagree by that much on its
+    /// surface; a pose that sees none of the board's probes, by nothing.
+    #[test]
+    fn fits_a_few_millimetres_apart_disagree_by_that_much() {
+        let (c, loc) = (cam(), Locator::new(&Board::load("sjoelbak").unwrap(), LocateConfig::default()));
+        let pose = CameraPose::look_at(BoardPoint3::new(-80.0, 200.0, 900.0), BoardPoint3::new(0.0, 250.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        // Board point X imaged where `pose` images X + (0, 4, 0): the board 4 mm along itself.
+        let t = pose.translation;
+        let r = pose.rotation;
+        let shifted = CameraPose { rotation: r, translation: [t[0] + 4.0 * r[0][1], t[1] + 4.0 * r[1][1], t[2] + 4.0 * r[2][1]] };
+        let d = loc.board_disagreement_mm(&c, &pose, &shifted);
+        assert!((d - 4.0).abs() < 1e-6, "{d} mm");
+        assert!(loc.board_disagreement_mm(&c, &pose, &pose) < 1e-9);
+        let away = CameraPose::look_at(BoardPoint3::new(0.0, 250.0, -900.0), BoardPoint3::new(0.0, 250.0, -1800.0), [0.0, 1.0, 0.0]).unwrap();
+        assert!(loc.board_disagreement_mm(&c, &away, &pose) < 1e-9);
     }
 
     /// The closed form recovers an exact pose from exact lines.

@@ -24,6 +24,11 @@ const SHIFTS_MM: [f64; 6] = [-30.0, -20.0, -10.0, 10.0, 20.0, 30.0];
 /// (~25 mm for a wall) from one.
 const HEIGHT_STARTS: [f64; 3] = [-0.5, 1.0 / 3.0, 2.0 / 3.0];
 
+/// The disagreement of two fits of the same reading that both pass every check
+/// is taken as this many of the pose's sigmas: the coverage a located pose's
+/// sigma is held to (its error within three sigmas).
+const OPTIMA_SPREAD_SIGMAS: f64 = 3.0;
+
 impl Locator {
     /// Whether the board has rules-fixed edges at the foot of an upright face of
     /// free height: the boards whose readings the shifted re-fits tell apart.
@@ -104,7 +109,15 @@ impl Locator {
                 lead = i;
             }
         }
-        let best = good.swap_remove(lead);
+        let mut best = good.swap_remove(lead);
+        // The same reading's other fits (different starts, poorer optima) pass every check too: the pose is known
+        // no better than they disagree.
+        let spread = good
+            .iter()
+            .filter(|r| self.image_distance(cam, &best.pose, &r.pose) <= DIFFERENT_POSE_PX)
+            .map(|r| self.board_disagreement_mm(cam, &best.pose, &r.pose))
+            .fold(0.0f64, f64::max);
+        best.sigma_mm = best.sigma_mm.max(spread / OPTIMA_SPREAD_SIGMAS);
         // A different pose that also passes and scores nearly as well: refuse rather than guess.
         // A rival whose support is (nearly) a subset of the best's explains nothing
         // the best does not: a poorer fit of part of the image, not another reading.
