@@ -389,6 +389,15 @@ impl BoardModel {
         const SHRINK_MM: f64 = 0.25;
         let d = sub3(eye, x);
         self.occluders.iter().any(|b| {
+            // The sight line from `x` to the eye wholly to one side of a slab of the box misses it: most boxes, most
+            // samples (a wall beside the sample and the eye), told without a division.
+            let beside = (0..3).any(|a| {
+                let (lo, hi) = (b.min[a] + SHRINK_MM, b.max[a] - SHRINK_MM);
+                (x[a] < lo && eye[a] < lo) || (x[a] > hi && eye[a] > hi)
+            });
+            if beside {
+                return false;
+            }
             let (mut t0, mut t1) = (0.0f64, 1.0f64);
             for a in 0..3 {
                 let (lo, hi) = (b.min[a] + SHRINK_MM, b.max[a] - SHRINK_MM);
