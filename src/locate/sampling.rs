@@ -24,6 +24,8 @@ pub(super) struct Gradients {
 
 /// A 3x3 Sobel sum is 8 x the per-pixel derivative; multiplying by a power of
 /// two is exact, so the levels read are those of a float Sobel scaled by 1/8.
+/// (It must stay a power of two: [`Gradients::along`] scales once, after
+/// interpolating.)
 pub(super) const SOBEL_TO_LEVELS: f32 = 1.0 / 8.0;
 
 /// The longest edge search, in samples each side ([`SEARCH_SCHEDULE_PX`]'s
@@ -46,20 +48,22 @@ impl Gradients {
         let (fu, fv) = ((u - iu as f64) as f32, (v - iv as f64) as f32);
         let i = iv * self.w + iu;
         let (a, b, c, d) = (&self.g[i], &self.g[i + 1], &self.g[i + self.w], &self.g[i + self.w + 1]);
-        let level = |x: i16| x as f32 * SOBEL_TO_LEVELS;
+        // Interpolated in the Sobel's raw units and converted to levels once: the factor is a power of two, so
+        // every product and sum is the levels' own scaled exactly, and the strongest channel the same.
         let lerp = |k: usize| {
-            let top = level(a[k]) * (1.0 - fu) + level(b[k]) * fu;
-            let bot = level(c[k]) * (1.0 - fu) + level(d[k]) * fu;
+            let top = a[k] as f32 * (1.0 - fu) + b[k] as f32 * fu;
+            let bot = c[k] as f32 * (1.0 - fu) + d[k] as f32 * fu;
             top * (1.0 - fv) + bot * fv
         };
+        let (nu, nv) = (n[0] as f32, n[1] as f32);
         let mut best = 0.0f32;
         for c in 0..3 {
-            let g = lerp(2 * c) * n[0] as f32 + lerp(2 * c + 1) * n[1] as f32;
+            let g = lerp(2 * c) * nu + lerp(2 * c + 1) * nv;
             if g.abs() > best.abs() {
                 best = g;
             }
         }
-        Some(best)
+        Some(best * SOBEL_TO_LEVELS)
     }
 
     /// The image edge along the normal through `p`: offset (px, along `n`) and
