@@ -55,7 +55,8 @@ const PARTITION_HEIGHT_MM: (f64, f64) = (10.0, 60.0);
 
 pub(super) struct DiscModel {
     shape: PieceShape,
-    /// Partitions' centres across the board (mm), their half width plus a disc's radius, and the height of a disc on one.
+    /// Partitions' centres across the board (mm), their half width plus a disc's radius, their half width, and the
+    /// height of a disc on one of the board's nominal height (where one is first tried).
     partitions: Vec<f64>,
     partition_reach_mm: f64,
     half_partition_mm: f64,
