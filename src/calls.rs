@@ -279,6 +279,12 @@ pub fn washer_call(board: &Board, geometry: &WasherBoard, pose: WasherPose) -> M
 /// tilt of a flat disc is a few tenths of a degree at most).
 pub const DISC_FLAT_TILT_MAX_DEG: f64 = 2.0;
 
+/// Whether a disc tilted by `tilt_deg` lies flat ([`DISC_FLAT_TILT_MAX_DEG`]): flat, it rests on a partition only by
+/// its centre; tilted, by its edge.
+pub fn disc_lies_flat(tilt_deg: f64) -> bool {
+    tilt_deg.abs() <= DISC_FLAT_TILT_MAX_DEG
+}
+
 /// The call for a sjoelen disc with footprint `fp`, tilted by `tilt_deg`.
 ///
 /// Past the gate a disc is in the compartment its centre is in, unless it rests
@@ -303,7 +309,7 @@ pub fn sjoel_call(geometry: &Sjoelbak, fp: Footprint, tilt_deg: f64) -> Measured
     }
     let half = geometry.partition_width_mm / 2.0;
     // How far beyond the partition's top a disc's centre may lie and still rest on it.
-    let reach = if tilt_deg.abs() > DISC_FLAT_TILT_MAX_DEG { r } else { 0.0 };
+    let reach = if disc_lies_flat(tilt_deg) { 0.0 } else { r };
     let partitions: Vec<Candidate> = geometry
         .partitions()
         .into_iter()

@@ -189,7 +189,7 @@ pub fn decisive(board: &Board, p: &PieceReport, radius_mm: f64, foul: FoulLine) 
             let side = if c.x_mm < x { -1.0 } else { 1.0 };
             let face = x + side * s.partition_width_mm / 2.0;
             // A flat disc rests on a partition by its centre, a tilted one by its edge (calls::sjoel_call).
-            let flat = p.tilt_deg.abs() <= crate::calls::DISC_FLAT_TILT_MAX_DEG;
+            let flat = crate::calls::disc_lies_flat(p.tilt_deg);
             Decisive {
                 name: format!("partition {}", partition + 1),
                 shape: along(face),
