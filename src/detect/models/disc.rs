@@ -220,27 +220,72 @@ impl DiscModel {
 /// a glare patch, holds a disc's worth round most of its starts: a disc at its
 /// edge gets a start too), at most [`MAX_RECOVERY_STARTS`].
 fn recovery_starts(centre: BoardPoint, cells: &[BoardPoint], r: f64) -> Vec<BoardPoint> {
+    // A glare patch is tens of discs in area: thousands of cells and hundreds of lattice points. Each lattice point
+    // is kept once (by its index) and counts only the cells in the squares round it, so the cost grows with the
+    // blob's area, not with its area squared.
+    let spacing = RECOVERY_START_SPACING * r;
     let mut starts = vec![centre];
+    let mut on_lattice = std::collections::HashSet::new();
     for c in cells {
-        let snap = |v: f64| (v / (RECOVERY_START_SPACING * r)).round() * RECOVERY_START_SPACING * r;
-        let s = BoardPoint::new(snap(c.x_mm), snap(c.y_mm));
-        if !starts.iter().any(|t| t.distance(s) < 1e-6) {
+        let (i, j) = ((c.x_mm / spacing).round(), (c.y_mm / spacing).round());
+        let s = BoardPoint::new(i * RECOVERY_START_SPACING * r, j * RECOVERY_START_SPACING * r);
+        if s.distance(centre) >= 1e-6 && on_lattice.insert((i as i64, j as i64)) {
             starts.push(s);
         }
     }
-    let held = |s: &BoardPoint| cells.iter().filter(|c| c.distance(*s) < r).count();
+    let cells_near = Near::new(cells.iter().copied(), r);
+    let held = |s: &BoardPoint| cells_near.within(*s, r).count();
     starts[1..].sort_by_cached_key(|s| std::cmp::Reverse(held(s)));
+    let gap = RECOVERY_START_GAP * r;
+    let mut spread_near = Near::new(std::iter::once(starts[0]), gap);
     let (mut spread, mut rest): (Vec<BoardPoint>, Vec<BoardPoint>) = (vec![starts[0]], Vec::new());
     for s in starts.into_iter().skip(1) {
-        if spread.iter().any(|t| t.distance(s) < RECOVERY_START_GAP * r) {
+        if spread_near.within(s, gap).next().is_some() {
             rest.push(s);
         } else {
             spread.push(s);
+            spread_near.insert(s);
         }
     }
     spread.extend(rest);
     spread.truncate(MAX_RECOVERY_STARTS);
     spread
+}
+
+/// Board points in squares of a side `reach`, for the points within `reach` of another without testing all.
+struct Near {
+    side: f64,
+    squares: std::collections::HashMap<(i64, i64), Vec<BoardPoint>>,
+}
+
+impl Near {
+    fn new(points: impl IntoIterator<Item = BoardPoint>, reach: f64) -> Near {
+        let mut near = Near { side: reach, squares: std::collections::HashMap::new() };
+        for p in points {
+            near.insert(p);
+        }
+        near
+    }
+
+    fn square(&self, p: BoardPoint) -> (i64, i64) {
+        ((p.x_mm / self.side).floor() as i64, (p.y_mm / self.side).floor() as i64)
+    }
+
+    fn insert(&mut self, p: BoardPoint) {
+        let key = self.square(p);
+        self.squares.entry(key).or_default().push(p);
+    }
+
+    /// The points nearer `p` than `d` (at most the side): all lie in the 3 x 3 squares round `p`'s.
+    fn within(&self, p: BoardPoint, d: f64) -> impl Iterator<Item = &BoardPoint> + '_ {
+        debug_assert!(d <= self.side);
+        let (i, j) = self.square(p);
+        (i - 1..=i + 1)
+            .flat_map(move |a| (j - 1..=j + 1).map(move |b| (a, b)))
+            .filter_map(|k| self.squares.get(&k))
+            .flatten()
+            .filter(move |q| q.distance(p) < d)
+    }
 }
 
 impl PieceModel for DiscModel {
@@ -311,6 +356,60 @@ mod tests {
 
     fn disc(x: f64, y: f64, top_z: f64) -> Detection {
         Detection::clean_outline(PieceKind::Disc, None, Footprint::new(BoardPoint::new(x, y), 26.0), top_z)
+    }
+
+    /// The starts as first written: every pair of points tested.
+    fn recovery_starts_all_pairs(centre: BoardPoint, cells: &[BoardPoint], r: f64) -> Vec<BoardPoint> {
+        let mut starts = vec![centre];
+        for c in cells {
+            let snap = |v: f64| (v / (RECOVERY_START_SPACING * r)).round() * RECOVERY_START_SPACING * r;
+            let s = BoardPoint::new(snap(c.x_mm), snap(c.y_mm));
+            if !starts.iter().any(|t| t.distance(s) < 1e-6) {
+                starts.push(s);
+            }
+        }
+        let held = |s: &BoardPoint| cells.iter().filter(|c| c.distance(*s) < r).count();
+        starts[1..].sort_by_cached_key(|s| std::cmp::Reverse(held(s)));
+        let (mut spread, mut rest): (Vec<BoardPoint>, Vec<BoardPoint>) = (vec![starts[0]], Vec::new());
+        for s in starts.into_iter().skip(1) {
+            if spread.iter().any(|t| t.distance(s) < RECOVERY_START_GAP * r) {
+                rest.push(s);
+            } else {
+                spread.push(s);
+            }
+        }
+        spread.extend(rest);
+        spread.truncate(MAX_RECOVERY_STARTS);
+        spread
+    }
+
+    #[test]
+    fn recovery_starts_are_those_of_the_all_pairs_test() {
+        // A glare patch's blob on the 2 mm grid: an ellipse with a bite out of it, off the board's axes, and a small one.
+        let ellipse = |cx: f64, cy: f64, a: f64, b: f64| -> Vec<BoardPoint> {
+            let mut cells = Vec::new();
+            for i in -60..=60 {
+                for j in -60..=60 {
+                    let (x, y) = (cx + 2.0 * i as f64 + 1.0, cy + 2.0 * j as f64 + 1.0);
+                    let inside = ((x - cx) / a).powi(2) + ((y - cy) / b).powi(2) < 1.0;
+                    let bite = (x - cx - a * 0.6).hypot(y - cy) < a * 0.3;
+                    if inside && !bite {
+                        cells.push(BoardPoint::new(x, y));
+                    }
+                }
+            }
+            cells
+        };
+        for (cells, r) in [(ellipse(-123.4, 567.8, 110.0, 70.0), 15.0), (ellipse(40.0, -20.0, 20.0, 16.0), 15.0), (ellipse(3.0, 900.0, 100.0, 90.0), 26.0)] {
+            let n = cells.len() as f64;
+            let centre = BoardPoint::new(cells.iter().map(|c| c.x_mm).sum::<f64>() / n, cells.iter().map(|c| c.y_mm).sum::<f64>() / n);
+            let fast = recovery_starts(centre, &cells, r);
+            assert!(fast.len() > 1, "{}", fast.len());
+            assert_eq!(fast.len(), recovery_starts_all_pairs(centre, &cells, r).len());
+            for (a, b) in fast.iter().zip(recovery_starts_all_pairs(centre, &cells, r)) {
+                assert!(a.distance(b) < 1e-9, "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
