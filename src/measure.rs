@@ -305,6 +305,21 @@ pub fn fit_circle_scoped(
     Ok(last.expect("at least one pass"))
 }
 
+/// The edge points one pass of an outline fit's probes finds about `start` at `height_mm`, none fitted: for a
+/// caller that explains them by more than one circle (two pieces whose outlines meet).
+#[allow(clippy::too_many_arguments)]
+pub fn probe_outline(
+    image: &ColourView,
+    camera: &Camera,
+    pose: &CameraPose,
+    start: Footprint,
+    height_mm: f64,
+    cfg: &FitConfig,
+    scope: &ProbeScope,
+) -> Vec<EdgePoint> {
+    probe_edges(image, camera, pose, start.centre, start.radius_mm, height_mm, cfg, scope).0
+}
+
 /// Pixels per mm of the image at a board point, along `x` and `y` (mean of the two).
 pub fn px_per_mm(camera: &Camera, pose: &CameraPose, at: BoardPoint3) -> Option<f64> {
     let p = pose.project(camera, at)?;

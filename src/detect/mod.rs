@@ -20,6 +20,7 @@ mod grid;
 mod models;
 mod proposals;
 mod sight;
+mod split;
 mod teams;
 mod verify;
 

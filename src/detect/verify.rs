@@ -10,7 +10,7 @@ use super::{bgr_to_hsv, ColourClass, DetectError, Detection, MeasuredBy, TeamCol
 use crate::board::{Board, WasherBoard};
 use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint};
-use crate::measure::{fit_circle_scoped, CircleFit, ColourView, FitConfig, MeasureError, ProbeScope};
+use crate::measure::{fit_circle_scoped, probe_outline, CircleFit, ColourView, EdgePoint, FitConfig, MeasureError, ProbeScope};
 use crate::piece::{PieceKind, Team};
 use image::GrayImage;
 
@@ -260,6 +260,40 @@ impl<'a> Ctx<'a> {
         let visible = |p: BoardPoint3| self.sees(p);
         let g = self.geo;
         fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, fixed_radius, cfg, &ProbeScope { visible: &visible, inside: &inside })
+    }
+
+    /// The edge points an outline fit's probes find about `start` at height `z` (any colour inside), over the
+    /// probes the camera can see: one pass, none fitted.
+    pub fn outline_edges(&self, start: Footprint, z: f64) -> Vec<EdgePoint> {
+        self.outline_edges_with(start, z, &self.fit_cfg, &|_| true)
+    }
+
+    /// [`Ctx::outline_edges`] with the probes `cfg` describes (a ring of another width), on edges whose inside
+    /// colour (BGR, as sampled) `inside` accepts.
+    pub fn outline_edges_with(&self, start: Footprint, z: f64, cfg: &FitConfig, inside: &dyn Fn([f32; 3]) -> bool) -> Vec<EdgePoint> {
+        let visible = |p: BoardPoint3| self.sees(p);
+        let g = self.geo;
+        probe_outline(self.frame, &g.camera, &g.pose, start, z, cfg, &ProbeScope { visible: &visible, inside })
+    }
+
+    /// The median colour (BGR, per channel) of `n` points round a circle at height `z`, of those in the frame.
+    pub fn ring_colour(&self, centre: BoardPoint, radius_mm: f64, z: f64, n: usize) -> Option<[f32; 3]> {
+        let mut seen: Vec<[f32; 3]> = (0..n)
+            .filter_map(|k| {
+                let t = std::f64::consts::TAU * k as f64 / n as f64;
+                let p = BoardPoint3::new(centre.x_mm + radius_mm * t.cos(), centre.y_mm + radius_mm * t.sin(), z);
+                self.geo.pose.project(&self.geo.camera, p).and_then(|px| self.frame.sample(px))
+            })
+            .collect();
+        if seen.is_empty() {
+            return None;
+        }
+        let mut out = [0.0f32; 3];
+        for (k, o) in out.iter_mut().enumerate() {
+            seen.sort_by(|a, b| a[k].total_cmp(&b[k]));
+            *o = seen[seen.len() / 2][k];
+        }
+        Some(out)
     }
 
     /// Of free-radius fits at height `z` from each start, the best supported

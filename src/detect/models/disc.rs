@@ -1,7 +1,9 @@
 //! The sjoelen disc: pale wood told from the board by its outline, a circle of
 //! the disc's size; on the board's surface, on a partition's top, or on a stack
 //! of discs where flat on the surface it would cross a partition or a wall (then
-//! in doubt: the discs under it are hidden). Discs the circle search misses
+//! in doubt: the discs under it are hidden), or where a disc lies partly under it
+//! (its outline's edges split between two circles of a disc's size, or a crescent
+//! of one beside its rim: [`crate::detect::split`]). Discs the circle search misses
 //! (against a wall, a partition, the gate bar or another disc, or washed out by
 //! glare) are searched for in the pale colour left over.
 
@@ -10,9 +12,10 @@ use crate::board::{PieceSize, Sjoelbak};
 use crate::detect::proposals::{self, MIN_PIECE_SEPARATION, UNACCOUNTED_AREA_FRACTION};
 use crate::detect::sight::Occluders;
 use crate::detect::verify::{Ctx, PieceShape};
+use crate::detect::split;
 use crate::detect::{DetectError, Detection, Detections, Unexplained};
 use crate::geom::{BoardPoint, Footprint};
-use crate::measure::{CircleFit, FitConfig};
+use crate::measure::{CircleFit, FitConfig, MIN_EDGE_POINTS};
 
 /// Disc recovery: fits start on a lattice over a leftover blob this fraction
 /// of a radius apart (the fit converges from about a radius away; the lattice
@@ -52,6 +55,28 @@ const MAX_DISCS_BELOW: usize = 2;
 /// disc measured on one is placed within them. Boards' partitions stand some
 /// 15-30 mm (a disc is 10-13 mm thick and must not ride over one).
 const PARTITION_HEIGHT_MM: (f64, f64) = (10.0, 60.0);
+
+/// Edge points within this (px, at the disc) of a circle's rim lie on it when an outline's edges are split between
+/// two discs: a clean rim's edges scatter a few tenths of a pixel, a neighbour's rim lies pixels away.
+const SPLIT_TOLERANCE_PX: f64 = 1.0;
+/// Each of two discs in one outline must hold at least this many of its edge points (of 72 probes): a disc lying
+/// under another shows a crescent, a third of its rim at the least the fixtures and renders show.
+const MIN_SPLIT_POINTS: usize = 8;
+/// Two circles whose centres lie nearer than this fraction of a radius are one outline's scatter, not two discs.
+const MIN_SPLIT_OFFSET: f64 = 0.3;
+/// The ring probed round a disc for one under it starts this far (px) outside its rim: clear of the rim's own
+/// blur and shadow.
+const UNDER_RING_GAP_PX: f64 = 2.0;
+/// The discs' wood is sampled on a ring this fraction of a radius round a disc's centre (clear of its rim), the
+/// board's on one this far out (beyond a disc under it, which lies within a diameter), each the median of this
+/// many samples (a partition or a wall on part of the outer ring does not move it).
+const UNDER_WOOD_RING: f64 = 0.6;
+/// The circle through a disc's crescent holds at least this share of the edges found in the ring round the disc
+/// above it (and at least [`MIN_EDGE_POINTS`]): the crescent is where the ring's edges are, while the board's grain
+/// leaves edges all round, a third of them at most on any one circle (the fixtures' and renders' discs alone).
+const UNDER_MIN_SHARE: f64 = 0.5;
+const UNDER_BOARD_RING: f64 = 2.3;
+const COLOUR_RING_SAMPLES: usize = 24;
 
 pub(super) struct DiscModel {
     shape: PieceShape,
@@ -164,8 +189,103 @@ impl DiscModel {
                         out.pieces.push(d);
                     }
                 }
-                Err(DetectError::NotAPiece { .. }) | Err(DetectError::Measure(_)) => {}
+                // An outline that is no one disc may be two: one lying on another, or two touching.
+                Err(DetectError::NotAPiece { .. }) => self.split_pair(cx, centre, out),
+                Err(DetectError::Measure(_)) => {}
                 Err(e) => out.unexplained.push(Unexplained { kind: self.shape.kind, team: None, centre, area_mm2: 0.0, reason: e.to_string() }),
+            }
+        }
+    }
+
+    /// Two discs in the outline about `centre` that no one circle explains (its edges scatter about the best
+    /// one): the edge points split between the two circles of a disc's size that hold the most of them
+    /// ([`split::two_circles`]). Overlapping, the one showing more of its rim lies on the other, a disc's thickness
+    /// higher (a stack: flagged in `settle`), and hides part of the lower one's outline; apart, both lie flat.
+    /// Each is kept only if its own outline fit passes the piece checks, and a stack only if both do.
+    fn split_pair(&self, cx: &Ctx, centre: BoardPoint, out: &mut Detections) {
+        let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
+        let Some(px_per_mm) = crate::measure::px_per_mm(&cx.geo.camera, &cx.geo.pose, centre.at_height(z)) else { return };
+        let edges: Vec<BoardPoint> = cx.outline_edges(Footprint::new(centre, r), z).iter().map(|e| e.at).collect();
+        let Some(pair) = split::two_circles(&edges, r, SPLIT_TOLERANCE_PX / px_per_mm, MIN_SPLIT_OFFSET * r, MIN_SPLIT_POINTS) else { return };
+        let (first, second) = (pair.first.0, pair.second.0);
+        let taken = |d: &Detection, out: &Detections| {
+            out.pieces.iter().any(|p| p.footprint.centre.distance(d.footprint.centre) < MIN_PIECE_SEPARATION * r && (p.top_z_mm - d.top_z_mm).abs() < z)
+        };
+        if first.distance(second) >= MIN_PIECE_SEPARATION * r {
+            // Side by side: each measured as any disc is.
+            for c in [first, second] {
+                if let Ok(d) = cx.measure(Footprint::new(c, r), None, 0).map_err(|_| ()).and_then(|d| if d.doubt.is_none() { Ok(d) } else { Err(()) }) {
+                    if !taken(&d, out) {
+                        out.pieces.push(d);
+                    }
+                }
+            }
+            return;
+        }
+        // One on the other: the upper's rim is seen whole, at twice a disc's height.
+        let high = 2.0 * z;
+        let start = cx.along_sight(first.at_height(z), high).unwrap_or(first);
+        let Ok(upper) = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)) else { return };
+        if upper.doubt.is_some() || taken(&upper, out) {
+            return;
+        }
+        let hiding = Occluders::new(vec![cx.occluder(&upper)]);
+        // Both must show: a disc's rim fitted a disc's thickness too high lands beside the disc (along the line of
+        // sight), and only the lower disc's own outline says that there is one under it.
+        let Some(lower) = cx.hidden_by(&hiding).measure(Footprint::new(second, r), None, 0).ok().filter(|d| !taken(d, out)) else { return };
+        out.pieces.push(upper);
+        out.pieces.push(lower);
+    }
+
+    /// Discs lying partly under one found (a stack): a disc's rim seen whole fits one circle however much of
+    /// another disc it covers, and the lower disc shows as a crescent just outside it. Round each disc found in the
+    /// compartments or the gate, the ring from its rim out to where a disc beside it would lie is probed for edges
+    /// ([`Ctx::outline_edges`]: the first change going outwards, the lower disc's rim on the board), and the circle
+    /// of a disc's size through the most of them, its centre nearer than a flat neighbour's could be, is a disc
+    /// under it if its own outline fit, the upper disc hiding part of it, passes. The upper disc is then measured
+    /// again a disc's thickness higher (flagged as a stack in `settle`).
+    fn look_under(&self, cx: &Ctx, out: &mut Detections) {
+        let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
+        let found = out.pieces.len();
+        for i in 0..found {
+            let d = &out.pieces[i];
+            let c = d.footprint.centre;
+            // A disc already in a stack (another found over or under it) is not looked under again.
+            let stacked = out.pieces.iter().enumerate().any(|(j, p)| j != i && p.footprint.centre.distance(c) < r);
+            if d.kind != self.shape.kind || (d.top_z_mm - z).abs() > 1e-6 || c.y_mm > self.gate_front_mm + r || stacked {
+                continue;
+            }
+            let Some(px_per_mm) = crate::measure::px_per_mm(&cx.geo.camera, &cx.geo.pose, c.at_height(z)) else { continue };
+            // A disc rests on another only with its centre over it: the lower one's rim lies within a diameter.
+            let (inner, outer) = (r + UNDER_RING_GAP_PX / px_per_mm, 2.0 * r);
+            // An edge of the lower disc has the discs' wood inside it, nearer their colour than the board's.
+            let (Some(wood), Some(board)) = (cx.ring_colour(c, UNDER_WOOD_RING * r, z, COLOUR_RING_SAMPLES), cx.ring_colour(c, UNDER_BOARD_RING * r, 0.0, COLOUR_RING_SAMPLES)) else { continue };
+            let apart = |a: [f32; 3], b: [f32; 3]| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>();
+            let like_wood = |bgr: [f32; 3]| apart(bgr, wood) < apart(bgr, board);
+            let cfg = FitConfig { band_mm: (outer - inner) / 2.0, ..cx.fit_cfg };
+            let edges: Vec<BoardPoint> = cx.outline_edges_with(Footprint::new(c, (inner + outer) / 2.0), z, &cfg, &like_wood).iter().map(|e| e.at).collect();
+            let near = |k: BoardPoint| (MIN_SPLIT_OFFSET * r..r).contains(&k.distance(c));
+            // A crescent explains the ring's edges where it lies; the board's grain scatters them about.
+            let crescent = |b: &(BoardPoint, usize)| b.1 >= MIN_EDGE_POINTS && b.1 as f64 >= UNDER_MIN_SHARE * edges.len() as f64;
+            let Some((lower_at, _)) = split::best_circle(&edges, r, SPLIT_TOLERANCE_PX / px_per_mm, near).filter(crescent) else { continue };
+            let high = 2.0 * z;
+            let start = cx.along_sight(c.at_height(z), high).unwrap_or(c);
+            let Ok(upper) = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)) else { continue };
+            if upper.doubt.is_some() {
+                continue;
+            }
+            let hiding = Occluders::new(vec![cx.occluder(&upper)]);
+            let Ok(lower) = cx.hidden_by(&hiding).measure(Footprint::new(lower_at, r), None, 0) else { continue };
+            // The lower disc lies beside the upper one's centre (not under it: that is the upper's own outline at
+            // another height) and is no disc already found.
+            let offset = lower.footprint.centre.distance(upper.footprint.centre);
+            let elsewhere = out.pieces.iter().enumerate().any(|(j, p)| {
+                let apart = p.footprint.centre.distance(lower.footprint.centre);
+                j != i && (apart < r || (apart < MIN_PIECE_SEPARATION * r && (p.top_z_mm - lower.top_z_mm).abs() < z))
+            });
+            if lower.doubt.is_none() && offset >= MIN_SPLIT_OFFSET * r && !elsewhere {
+                out.pieces[i] = upper;
+                out.pieces.push(lower);
             }
         }
     }
@@ -297,6 +417,7 @@ impl PieceModel for DiscModel {
     /// circular edge of known size is not: circles first, then recovery.
     fn find(&self, cx: &Ctx, out: &mut Detections) {
         self.verify_circles(cx, out);
+        self.look_under(cx, out);
         self.recover(cx, out);
         proposals::account_for_colour(cx, 0, None, out, &|c| self.may_lie(cx, c));
         self.settle(cx, out);
