@@ -77,6 +77,9 @@ const UNDER_WOOD_RING: f64 = 0.6;
 const UNDER_MIN_SHARE: f64 = 0.5;
 const UNDER_BOARD_RING: f64 = 2.3;
 const COLOUR_RING_SAMPLES: usize = 24;
+/// Edges this near (mm) a partition, a wall or the gate bar are their faces' (wood, as the discs are), not a
+/// disc's: a face 20-30 mm high seen obliquely lies a few millimetres beside its foot at a disc's height.
+const SOLID_FACE_MARGIN_MM: f64 = 5.0;
 
 pub(super) struct DiscModel {
     shape: PieceShape,
@@ -128,6 +131,14 @@ impl DiscModel {
         };
         let (by, what) = if wall >= partition { (wall, "a wall") } else { (partition, "a partition") };
         (by > self.overlap_tolerance_mm).then_some((by, what))
+    }
+
+    /// Whether a board point lies on or within [`SOLID_FACE_MARGIN_MM`] of a partition, a wall or the gate bar.
+    fn by_solid(&self, p: BoardPoint) -> bool {
+        let m = SOLID_FACE_MARGIN_MM;
+        let by_partition = p.y_mm < self.compartments_end_mm + m && self.partitions.iter().any(|q| (p.x_mm - q).abs() < self.half_partition_mm + m);
+        let by_gate_bar = p.y_mm > self.compartments_end_mm - m && p.y_mm < self.gate_front_mm + m;
+        p.x_mm.abs() > self.half_width_mm - m || by_partition || by_gate_bar
     }
 
     /// Whether a disc's centre at `c` lies over a partition's top, as one lying flat on it must (beside it, the
@@ -263,11 +274,20 @@ impl DiscModel {
             let apart = |a: [f32; 3], b: [f32; 3]| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>();
             let like_wood = |bgr: [f32; 3]| apart(bgr, wood) < apart(bgr, board);
             let cfg = FitConfig { band_mm: (outer - inner) / 2.0, ..cx.fit_cfg };
-            let edges: Vec<BoardPoint> = cx.outline_edges_with(Footprint::new(c, (inner + outer) / 2.0), z, &cfg, &like_wood).iter().map(|e| e.at).collect();
-            let near = |k: BoardPoint| (MIN_SPLIT_OFFSET * r..r).contains(&k.distance(c));
+            let tol = SPLIT_TOLERANCE_PX / px_per_mm;
+            // Wood that is no other disc: the disc's own side, which an oblique camera sees past its top's rim (out
+            // to its foot's circle), and the partitions', walls' and gate bar's faces.
+            let foot = cx.along_sight(c.at_height(0.0), z).unwrap_or(c);
+            let edges: Vec<BoardPoint> = cx
+                .outline_edges_with(Footprint::new(c, (inner + outer) / 2.0), z, &cfg, &like_wood)
+                .iter()
+                .map(|e| e.at)
+                .filter(|e| (e.distance(foot) - r).abs() > tol && !self.by_solid(*e))
+                .collect();
+            let near = |k: BoardPoint| (MIN_SPLIT_OFFSET * r..r).contains(&k.distance(c)) && k.distance(foot) >= MIN_SPLIT_OFFSET * r;
             // A crescent explains the ring's edges where it lies; the board's grain scatters them about.
             let crescent = |b: &(BoardPoint, usize)| b.1 >= MIN_EDGE_POINTS && b.1 as f64 >= UNDER_MIN_SHARE * edges.len() as f64;
-            let Some((lower_at, _)) = split::best_circle(&edges, r, SPLIT_TOLERANCE_PX / px_per_mm, near).filter(crescent) else { continue };
+            let Some((lower_at, _)) = split::best_circle(&edges, r, tol, near).filter(crescent) else { continue };
             let high = 2.0 * z;
             let start = cx.along_sight(c.at_height(z), high).unwrap_or(c);
             let Ok(upper) = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)) else { continue };
