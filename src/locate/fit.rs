@@ -39,10 +39,21 @@ impl Locator {
             seen.met.push(f.clone());
             survivors.push(f);
         }
-        self.in_parallel(&survivors, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE).and_then(|f| me.verdict(samples, cam, f)))
-            .into_iter()
-            .flatten()
-            .collect()
+        // A start whose reading puts one of the image's straight lines right across a stretch of the surface with
+        // nothing across it would be refused for it once refined ([`Locator::phantom_line`]): refined last, only
+        // if no other start passes every check (the shuffleboard's line-free middle read where its end is).
+        let (later, first): (Vec<Fit>, Vec<Fit>) = survivors.into_iter().partition(|f| self.line_in_clear_span(cam, &f.pose));
+        let finish = |fits: &[Fit]| -> Vec<Refined> {
+            self.in_parallel(fits, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE).and_then(|f| me.verdict(samples, cam, f)))
+                .into_iter()
+                .flatten()
+                .collect()
+        };
+        let mut refined = finish(&first);
+        if !later.is_empty() && !refined.iter().any(|r| self.check(r).is_ok()) {
+            refined.extend(finish(&later));
+        }
+        refined
     }
 
     /// `f` of every item, in the items' order, computed on as many threads as

@@ -485,6 +485,9 @@ pub struct Locator {
     last_candidate: Option<CameraPose>,
     /// The construction fitted with it (offsets from nominal, mm), for the overlay.
     last_construction: Vec<f64>,
+    /// The straight image lines of the frame being located (by [`Locator::run`]), for the cheap test of a
+    /// reading that would leave one across the surface unexplained ([`Locator::line_in_clear_span`]).
+    lines: Vec<ImageLine>,
 }
 
 impl Locator {
@@ -517,6 +520,7 @@ impl Locator {
             probe_points,
             last_candidate: None,
             last_construction: Vec::new(),
+            lines: Vec::new(),
         }
     }
 
@@ -572,6 +576,7 @@ impl Locator {
             return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
         }
         let hyps = self.hypotheses(&cam, &lines, &from_holes);
+        self.lines = lines;
         // Refine the best distinct hypotheses a batch at a time, until one passes
         // the verdict: a frame whose first hypotheses are all wrong readings (the
         // lines' score favours long straight edges off the board) gets further ones.

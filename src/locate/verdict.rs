@@ -18,6 +18,10 @@ pub(super) fn evidence_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, usi
     (only(a, &grid(b)), only(b, &grid(a)))
 }
 
+/// A painted line shows along most of its length; pieces cover at most a few tenths of a row: a straight edge over
+/// this share of the surface's width is a line across it.
+const PHANTOM_ROW_FRACTION: f64 = 0.6;
+
 impl Locator {
     /// The first `y` in the model's clear spans where the image shows a straight
     /// edge right across the visible surface.
@@ -25,9 +29,7 @@ impl Locator {
         // Rows this far apart on the board, samples this far apart in the image.
         const ROW_STEP_MM: f64 = 2.0;
         const SAMPLE_STEP_PX: f64 = 4.0;
-        // A painted line shows along most of its length; pieces cover at most a
-        // few tenths of a row.
-        const MIN_ROW_FRACTION: f64 = 0.6;
+        const MIN_ROW_FRACTION: f64 = PHANTOM_ROW_FRACTION;
         const MIN_ROW_SAMPLES: usize = 20;
         // Rows stay clear of the side edges and walls.
         const SIDE_CLEARANCE_MM: f64 = 20.0;
@@ -75,6 +77,32 @@ impl Locator {
             }
         }
         None
+    }
+
+    /// Whether one of the frame's straight image lines ([`Locator::run`]'s) lies, read with `pose`, right across
+    /// the surface (over [`PHANTOM_ROW_FRACTION`] of its width, nearly square to the sides) within one of the
+    /// model's clear spans: the cheap test, from lines already found, of what [`Locator::phantom_line`] scans the
+    /// gradients for.
+    pub(super) fn line_in_clear_span(&self, cam: &Camera, pose: &CameraPose) -> bool {
+        // Across the board: its ends apart along the board by at most this share of their distance across.
+        const SQUARE_SLOPE: f64 = 0.05;
+        let hw = self.model.ladders.first().map_or(0.0, |l| l.half_width_mm);
+        if hw <= 0.0 || self.model.clear_spans_mm.is_empty() {
+            return false;
+        }
+        self.lines.iter().any(|line| {
+            let d = [line.l[1], -line.l[0]];
+            let foot = [-line.l[2] * line.l[0], -line.l[2] * line.l[1]];
+            let end = |t: f64| pose.back_project(cam, PixelPoint::new(foot[0] + t * d[0], foot[1] + t * d[1]), 0.0);
+            let (Some(a), Some(b)) = (end(line.span[0]), end(line.span[1])) else { return false };
+            let (across, along) = ((b.x_mm - a.x_mm).abs(), (b.y_mm - a.y_mm).abs());
+            let y = (a.y_mm + b.y_mm) / 2.0;
+            let on_surface = a.x_mm.abs() <= hw && b.x_mm.abs() <= hw;
+            on_surface
+                && across >= PHANTOM_ROW_FRACTION * 2.0 * hw
+                && along <= SQUARE_SLOPE * across
+                && self.model.clear_spans_mm.iter().any(|&(y0, y1)| y > y0 && y < y1)
+        })
     }
 
     /// Whether at least `fraction` of the image points `row` (each with the
