@@ -24,6 +24,9 @@ pub struct TwoCircles {
 /// admits, and how many it holds; `None` with fewer than two points.
 pub fn best_circle(points: &[BoardPoint], r: f64, tol_mm: f64, allowed: impl Fn(BoardPoint) -> bool) -> Option<(BoardPoint, usize)> {
     let mut best: Option<(BoardPoint, usize)> = None;
+    // Within `tol_mm` of the rim, by squared distances (no square root per point and circle).
+    let (inner, outer) = ((r - tol_mm).max(0.0).powi(2), (r + tol_mm).powi(2));
+    let on_rim = |p: BoardPoint, c: BoardPoint| (inner..=outer).contains(&((p.x_mm - c.x_mm).powi(2) + (p.y_mm - c.y_mm).powi(2)));
     for (i, a) in points.iter().enumerate() {
         for b in &points[i + 1..] {
             let half = a.distance(*b) / 2.0;
@@ -39,7 +42,7 @@ pub fn best_circle(points: &[BoardPoint], r: f64, tol_mm: f64, allowed: impl Fn(
                 if !allowed(c) {
                     continue;
                 }
-                let held = points.iter().filter(|p| (p.distance(c) - r).abs() <= tol_mm).count();
+                let held = points.iter().filter(|p| on_rim(**p, c)).count();
                 if best.is_none_or(|(_, k)| held > k) {
                     best = Some((c, held));
                 }

@@ -80,6 +80,9 @@ const COLOUR_RING_SAMPLES: usize = 24;
 /// Edges this near (mm) a partition, a wall or the gate bar are their faces' (wood, as the discs are), not a
 /// disc's: a face 20-30 mm high seen obliquely lies a few millimetres beside its foot at a disc's height.
 const SOLID_FACE_MARGIN_MM: f64 = 5.0;
+/// The ring round a disc is probed at this step (px): it only proposes where a disc under it may lie (within
+/// [`SPLIT_TOLERANCE_PX`] of its rim), and the lower disc's own fit measures it at the fits' finer step.
+const UNDER_RING_STEP_PX: f64 = 1.0;
 
 pub(super) struct DiscModel {
     shape: PieceShape,
@@ -273,7 +276,7 @@ impl DiscModel {
             let (Some(wood), Some(board)) = (cx.ring_colour(c, UNDER_WOOD_RING * r, z, COLOUR_RING_SAMPLES), cx.ring_colour(c, UNDER_BOARD_RING * r, 0.0, COLOUR_RING_SAMPLES)) else { continue };
             let apart = |a: [f32; 3], b: [f32; 3]| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>();
             let like_wood = |bgr: [f32; 3]| apart(bgr, wood) < apart(bgr, board);
-            let cfg = FitConfig { band_mm: (outer - inner) / 2.0, ..cx.fit_cfg };
+            let cfg = FitConfig { band_mm: (outer - inner) / 2.0, step_px: UNDER_RING_STEP_PX, ..cx.fit_cfg };
             let tol = SPLIT_TOLERANCE_PX / px_per_mm;
             // Wood that is no other disc: the disc's own side, which an oblique camera sees past its top's rim (out
             // to its foot's circle), and the partitions', walls' and gate bar's faces.
@@ -284,6 +287,9 @@ impl DiscModel {
                 .map(|e| e.at)
                 .filter(|e| (e.distance(foot) - r).abs() > tol && !self.by_solid(*e))
                 .collect();
+            if edges.len() < MIN_EDGE_POINTS {
+                continue;
+            }
             let near = |k: BoardPoint| (MIN_SPLIT_OFFSET * r..r).contains(&k.distance(c)) && k.distance(foot) >= MIN_SPLIT_OFFSET * r;
             // A crescent explains the ring's edges where it lies; the board's grain scatters them about.
             let crescent = |b: &(BoardPoint, usize)| b.1 >= MIN_EDGE_POINTS && b.1 as f64 >= UNDER_MIN_SHARE * edges.len() as f64;
