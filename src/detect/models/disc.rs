@@ -236,19 +236,27 @@ impl DiscModel {
             }
             return;
         }
-        // One on the other: the upper's rim is seen whole, at twice a disc's height.
-        let high = 2.0 * z;
-        let start = cx.along_sight(first.at_height(z), high).unwrap_or(first);
-        let Ok(upper) = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)) else { return };
-        if upper.doubt.is_some() || taken(&upper, out) {
-            return;
+        // One on the other. Both must show: a disc's rim fitted a disc's thickness too high lands beside the disc
+        // (along the line of sight), and only the lower disc's own outline says that there is one under it.
+        let Some((upper, lower)) = self.stack(cx, first, second) else { return };
+        if !taken(&upper, out) && !taken(&lower, out) {
+            out.pieces.push(upper);
+            out.pieces.push(lower);
         }
+    }
+
+    /// A disc lying on another: the upper one, whose rim fitted at the discs' height lies about `upper_at`,
+    /// measured a disc's thickness higher (its rim is seen whole), and the lower one about `lower_at`, measured
+    /// with the upper hiding part of its outline; `None` unless the upper's fit passes the piece checks without
+    /// doubt and the lower's passes them.
+    fn stack(&self, cx: &Ctx, upper_at: BoardPoint, lower_at: BoardPoint) -> Option<(Detection, Detection)> {
+        let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
+        let high = 2.0 * z;
+        let start = cx.along_sight(upper_at.at_height(z), high).unwrap_or(upper_at);
+        let upper = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)).ok().filter(|d| d.doubt.is_none())?;
         let hiding = Occluders::new(vec![cx.occluder(&upper)]);
-        // Both must show: a disc's rim fitted a disc's thickness too high lands beside the disc (along the line of
-        // sight), and only the lower disc's own outline says that there is one under it.
-        let Some(lower) = cx.hidden_by(&hiding).measure(Footprint::new(second, r), None, 0).ok().filter(|d| !taken(d, out)) else { return };
-        out.pieces.push(upper);
-        out.pieces.push(lower);
+        let lower = cx.hidden_by(&hiding).measure(Footprint::new(lower_at, r), None, 0).ok()?;
+        Some((upper, lower))
     }
 
     /// Discs lying partly under one found (a stack): a disc's rim seen whole fits one circle however much of
@@ -294,14 +302,7 @@ impl DiscModel {
             // A crescent explains the ring's edges where it lies; the board's grain scatters them about.
             let crescent = |b: &(BoardPoint, usize)| b.1 >= MIN_EDGE_POINTS && b.1 as f64 >= UNDER_MIN_SHARE * edges.len() as f64;
             let Some((lower_at, _)) = split::best_circle(&edges, r, tol, near).filter(crescent) else { continue };
-            let high = 2.0 * z;
-            let start = cx.along_sight(c.at_height(z), high).unwrap_or(c);
-            let Ok(upper) = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)) else { continue };
-            if upper.doubt.is_some() {
-                continue;
-            }
-            let hiding = Occluders::new(vec![cx.occluder(&upper)]);
-            let Ok(lower) = cx.hidden_by(&hiding).measure(Footprint::new(lower_at, r), None, 0) else { continue };
+            let Some((upper, lower)) = self.stack(cx, c, lower_at) else { continue };
             // The lower disc lies beside the upper one's centre (not under it: that is the upper's own outline at
             // another height) and is no disc already found.
             let offset = lower.footprint.centre.distance(upper.footprint.centre);
