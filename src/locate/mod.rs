@@ -829,6 +829,33 @@ mod tests {
         assert!(loc.board_disagreement_mm(&c, &away, &pose) < 1e-9);
     }
 
+    /// An image line that a reading puts right across the shuffleboard's line-free middle marks that reading (it
+    /// would leave the line unexplained); one it puts on a painted line, or only part way across, does not.
+    #[test]
+    fn a_line_across_the_clear_middle_marks_the_reading() {
+        let c = cam();
+        let mut loc = Locator::new(&Board::load("shuffleboard-22ft").unwrap(), LocateConfig::default());
+        let (y0, y1) = loc.model.clear_spans_mm.iter().copied().max_by(|a, b| (a.1 - a.0).total_cmp(&(b.1 - b.0))).expect("a clear span");
+        let hw = loc.model.ladders[0].half_width_mm;
+        let middle = (y0 + y1) / 2.0;
+        let pose = CameraPose::look_at(BoardPoint3::new(0.0, middle, 1500.0), BoardPoint3::new(0.0, middle, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        let image = |x: f64, y: f64| pose.project(&c, BoardPoint3::new(x, y, 0.0)).map(|p| [p.u, p.v]).unwrap();
+        let across = |y: f64, share: f64| line_through(image(-share * hw, y), image(share * hw, y));
+        loc.lines = vec![across(middle, 0.9)];
+        assert!(loc.line_in_clear_span(&c, &pose));
+        // Only part of the way across: a piece's edge, a shadow.
+        loc.lines = vec![across(middle, 0.25)];
+        assert!(!loc.line_in_clear_span(&c, &pose));
+        // Along the board, or outside every clear span.
+        loc.lines = vec![line_through(image(0.0, middle - 200.0), image(0.0, middle + 200.0))];
+        assert!(!loc.line_in_clear_span(&c, &pose));
+        let lined = loc.model.ladders[0].cross_lines_mm.iter().copied().find(|y| !loc.model.clear_spans_mm.iter().any(|s| *y > s.0 && *y < s.1)).expect("a painted line");
+        let at_line = CameraPose::look_at(BoardPoint3::new(0.0, lined, 1500.0), BoardPoint3::new(0.0, lined, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        let p = |x: f64| at_line.project(&c, BoardPoint3::new(x, lined, 0.0)).map(|p| [p.u, p.v]).unwrap();
+        loc.lines = vec![line_through(p(-0.9 * hw), p(0.9 * hw))];
+        assert!(!loc.line_in_clear_span(&c, &at_line));
+    }
+
     /// The closed form recovers an exact pose from exact lines.
     #[test]
     fn three_lines_give_the_pose() {
