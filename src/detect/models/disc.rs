@@ -260,12 +260,13 @@ impl DiscModel {
     }
 
     /// Discs lying partly under one found (a stack): a disc's rim seen whole fits one circle however much of
-    /// another disc it covers, and the lower disc shows as a crescent just outside it. Round each disc found in the
-    /// compartments or the gate, the ring from its rim out to where a disc beside it would lie is probed for edges
-    /// ([`Ctx::outline_edges`]: the first change going outwards, the lower disc's rim on the board), and the circle
-    /// of a disc's size through the most of them, its centre nearer than a flat neighbour's could be, is a disc
-    /// under it if its own outline fit, the upper disc hiding part of it, passes. The upper disc is then measured
-    /// again a disc's thickness higher (flagged as a stack in `settle`).
+    /// another disc it covers, and the lower disc shows as a crescent just outside it. Round each disc found flat in
+    /// the compartments or the gate, the ring from its rim out to a diameter from its centre (a disc rests on
+    /// another only with its centre over it) is probed for edges with the discs' wood inside
+    /// ([`Ctx::outline_edges_with`]: the first change going outwards, the lower disc's rim on the board), and the
+    /// circle of a disc's size through the most of them, its centre within a radius, is a disc under it if it holds
+    /// enough of them ([`UNDER_MIN_SHARE`]) and its own outline fit, the upper disc hiding part of it, passes. The
+    /// upper disc is then measured again a disc's thickness higher (flagged as a stack in `settle`).
     fn look_under(&self, cx: &Ctx, out: &mut Detections) {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
         let found = out.pieces.len();
