@@ -65,13 +65,20 @@ impl Quality {
         let (mut clipped, mut coloured, mut n) = (0u64, 0u64, 0u64);
         let mut lap_hist = vec![0u64; 4 * 255 + 1];
         // The grey levels of the row above, this one and the one below (the Laplacian's rows), made once a row.
+        // One lattice row's row below is the next one's row above (SAMPLE_STEP 2): kept, not made again.
         let mut grey_rows = [vec![0u8; w], vec![0u8; w], vec![0u8; w]];
+        let mut below_row: Option<usize> = None;
         for y in (0..h).step_by(SAMPLE_STEP) {
             let inner_row = y > 0 && y + 1 < h;
             rows.grey_into(y, &mut grey_rows[1]);
             if inner_row {
-                rows.grey_into(y - 1, &mut grey_rows[0]);
+                if below_row == Some(y - 1) {
+                    grey_rows.swap(0, 2);
+                } else {
+                    rows.grey_into(y - 1, &mut grey_rows[0]);
+                }
                 rows.grey_into(y + 1, &mut grey_rows[2]);
+                below_row = Some(y + 1);
             }
             let [above, here, below] = &grey_rows;
             let row = rows.row(y);
