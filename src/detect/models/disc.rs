@@ -71,12 +71,12 @@ const UNDER_RING_GAP_PX: f64 = 2.0;
 /// board's on one this far out (beyond a disc under it, which lies within a diameter), each the median of this
 /// many samples (a partition or a wall on part of the outer ring does not move it).
 const UNDER_WOOD_RING: f64 = 0.6;
+const UNDER_BOARD_RING: f64 = 2.3;
+const COLOUR_RING_SAMPLES: usize = 24;
 /// The circle through a disc's crescent holds at least this share of the edges found in the ring round the disc
 /// above it (and at least [`MIN_EDGE_POINTS`]): the crescent is where the ring's edges are, while the board's grain
 /// leaves edges all round, a third of them at most on any one circle (the fixtures' and renders' discs alone).
 const UNDER_MIN_SHARE: f64 = 0.5;
-const UNDER_BOARD_RING: f64 = 2.3;
-const COLOUR_RING_SAMPLES: usize = 24;
 /// Edges this near (mm) a partition, a wall or the gate bar are their faces' (wood, as the discs are), not a
 /// disc's: a face 20-30 mm high seen obliquely lies a few millimetres beside its foot at a disc's height.
 const SOLID_FACE_MARGIN_MM: f64 = 5.0;
@@ -138,10 +138,21 @@ impl DiscModel {
 
     /// Whether a board point lies on or within [`SOLID_FACE_MARGIN_MM`] of a partition, a wall or the gate bar.
     fn by_solid(&self, p: BoardPoint) -> bool {
-        let m = SOLID_FACE_MARGIN_MM;
-        let by_partition = p.y_mm < self.compartments_end_mm + m && self.partitions.iter().any(|q| (p.x_mm - q).abs() < self.half_partition_mm + m);
-        let by_gate_bar = p.y_mm > self.compartments_end_mm - m && p.y_mm < self.gate_front_mm + m;
-        p.x_mm.abs() > self.half_width_mm - m || by_partition || by_gate_bar
+        p.x_mm.abs() > self.half_width_mm - SOLID_FACE_MARGIN_MM || self.on_partition_or_gate_bar(p, SOLID_FACE_MARGIN_MM)
+    }
+
+    /// Whether a board point lies on a partition's or the gate bar's footprint grown by `margin_mm`.
+    fn on_partition_or_gate_bar(&self, p: BoardPoint, margin_mm: f64) -> bool {
+        let m = margin_mm;
+        let on_partition = p.y_mm < self.compartments_end_mm + m && self.partitions.iter().any(|q| (p.x_mm - q).abs() < self.half_partition_mm + m);
+        let on_gate_bar = p.y_mm > self.compartments_end_mm - m && p.y_mm < self.gate_front_mm + m;
+        on_partition || on_gate_bar
+    }
+
+    /// Whether disc `d` would overlap disc `p` at one height: two discs at one height cannot (their centres are a
+    /// diameter apart, less the fits' error); one on a partition or a stack can lie over one beside it.
+    fn collide(&self, p: &Detection, d: &Detection) -> bool {
+        p.footprint.centre.distance(d.footprint.centre) < MIN_PIECE_SEPARATION * self.shape.radius_mm && (p.top_z_mm - d.top_z_mm).abs() < self.shape.top_z_mm
     }
 
     /// Whether a disc's centre at `c` lies over a partition's top, as one lying flat on it must (beside it, the
@@ -157,9 +168,7 @@ impl DiscModel {
     /// partition, whose own wood shows there, and with the camera's line of
     /// sight to its top clear of the board's solids.
     fn may_lie(&self, cx: &Ctx, c: BoardPoint) -> bool {
-        let on_gate_bar = c.y_mm > self.compartments_end_mm && c.y_mm < self.gate_front_mm;
-        let on_partition = c.y_mm < self.compartments_end_mm && self.partitions.iter().any(|p| (c.x_mm - p).abs() < self.half_partition_mm);
-        c.x_mm.abs() < self.half_width_mm && c.y_mm > 0.0 && !on_gate_bar && !on_partition && cx.sees(c.at_height(self.shape.top_z_mm))
+        c.x_mm.abs() < self.half_width_mm && c.y_mm > 0.0 && !self.on_partition_or_gate_bar(c, 0.0) && cx.sees(c.at_height(self.shape.top_z_mm))
     }
 
     /// Doubts on discs whose place the board contradicts: one fitted flat on
@@ -222,16 +231,12 @@ impl DiscModel {
         let edges: Vec<BoardPoint> = cx.outline_edges(Footprint::new(centre, r), z).iter().map(|e| e.at).collect();
         let Some(pair) = split::two_circles(&edges, r, SPLIT_TOLERANCE_PX / px_per_mm, MIN_SPLIT_OFFSET * r, MIN_SPLIT_POINTS) else { return };
         let (first, second) = (pair.first.0, pair.second.0);
-        let taken = |d: &Detection, out: &Detections| {
-            out.pieces.iter().any(|p| p.footprint.centre.distance(d.footprint.centre) < MIN_PIECE_SEPARATION * r && (p.top_z_mm - d.top_z_mm).abs() < z)
-        };
+        let taken = |d: &Detection, out: &Detections| out.pieces.iter().any(|p| self.collide(p, d));
         if first.distance(second) >= MIN_PIECE_SEPARATION * r {
             // Side by side: each measured as any disc is.
             for c in [first, second] {
-                if let Ok(d) = cx.measure(Footprint::new(c, r), None, 0).map_err(|_| ()).and_then(|d| if d.doubt.is_none() { Ok(d) } else { Err(()) }) {
-                    if !taken(&d, out) {
-                        out.pieces.push(d);
-                    }
+                if let Some(d) = cx.measure(Footprint::new(c, r), None, 0).ok().filter(|d| d.doubt.is_none() && !taken(d, out)) {
+                    out.pieces.push(d);
                 }
             }
             return;
@@ -307,10 +312,7 @@ impl DiscModel {
             // The lower disc lies beside the upper one's centre (not under it: that is the upper's own outline at
             // another height) and is no disc already found.
             let offset = lower.footprint.centre.distance(upper.footprint.centre);
-            let elsewhere = out.pieces.iter().enumerate().any(|(j, p)| {
-                let apart = p.footprint.centre.distance(lower.footprint.centre);
-                j != i && (apart < r || (apart < MIN_PIECE_SEPARATION * r && (p.top_z_mm - lower.top_z_mm).abs() < z))
-            });
+            let elsewhere = out.pieces.iter().enumerate().any(|(j, p)| j != i && (p.footprint.centre.distance(lower.footprint.centre) < r || self.collide(p, &lower)));
             if lower.doubt.is_none() && offset >= MIN_SPLIT_OFFSET * r && !elsewhere {
                 out.pieces[i] = upper;
                 out.pieces.push(lower);
@@ -345,13 +347,7 @@ impl DiscModel {
                     .flatten()
                     .filter(|d| d.doubt.is_none())
                     .filter(|d| explains(d) >= UNACCOUNTED_AREA_FRACTION * piece_area)
-                    // Two discs at one height cannot overlap; one on a partition can lie over one beside it.
-                    .filter(|d| {
-                        !out.pieces.iter().any(|p| {
-                            p.footprint.centre.distance(d.footprint.centre) < MIN_PIECE_SEPARATION * r
-                                && (p.top_z_mm - d.top_z_mm).abs() < self.shape.top_z_mm
-                        })
-                    })
+                    .filter(|d| !out.pieces.iter().any(|p| self.collide(p, d)))
                     .min_by(|a, b| (a.fit_rms_mm / a.edges_found as f64).total_cmp(&(b.fit_rms_mm / b.edges_found as f64)))
             });
             match found {
