@@ -546,7 +546,8 @@ fn circular_mean(hues: impl Iterator<Item = (f32, f32)>) -> Option<f32> {
     (w > 0.0 && x.hypot(y) > 1e-9 * w).then(|| (y.atan2(x).to_degrees().rem_euclid(360.0)) as f32)
 }
 
-fn median(mut v: Vec<f32>) -> Option<f32> {
+/// The median of the finite values (the upper of the two middle ones), `None` with none.
+pub(super) fn median(mut v: Vec<f32>) -> Option<f32> {
     v.retain(|x| x.is_finite());
     v.sort_by(f32::total_cmp);
     v.get(v.len() / 2).copied()

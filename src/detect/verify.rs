@@ -278,22 +278,15 @@ impl<'a> Ctx<'a> {
 
     /// The median colour (BGR, per channel) of `n` points round a circle at height `z`, of those in the frame.
     pub fn ring_colour(&self, centre: BoardPoint, radius_mm: f64, z: f64, n: usize) -> Option<[f32; 3]> {
-        let mut seen: Vec<[f32; 3]> = (0..n)
+        let seen: Vec<[f32; 3]> = (0..n)
             .filter_map(|k| {
                 let t = std::f64::consts::TAU * k as f64 / n as f64;
                 let p = BoardPoint3::new(centre.x_mm + radius_mm * t.cos(), centre.y_mm + radius_mm * t.sin(), z);
                 self.geo.pose.project(&self.geo.camera, p).and_then(|px| self.frame.sample(px))
             })
             .collect();
-        if seen.is_empty() {
-            return None;
-        }
-        let mut out = [0.0f32; 3];
-        for (k, o) in out.iter_mut().enumerate() {
-            seen.sort_by(|a, b| a[k].total_cmp(&b[k]));
-            *o = seen[seen.len() / 2][k];
-        }
-        Some(out)
+        let channel = |k: usize| super::teams::median(seen.iter().map(|c| c[k]).collect());
+        Some([channel(0)?, channel(1)?, channel(2)?])
     }
 
     /// Of free-radius fits at height `z` from each start, the best supported
