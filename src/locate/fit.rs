@@ -64,13 +64,36 @@ impl Locator {
         crate::parallel::map_in_order(items, |samples: &mut Vec<Sample>, t| f(self, samples, t))
     }
 
+    /// The image edge of sample `s` along its normal within `window` (px), read
+    /// every `step` px, of the sign `polarity` (0: either): offset and signed
+    /// strength. An upright face's foot whose learned sign finds one flank of a
+    /// crease is read at the crease's middle ([`Gradients::crease_centre`]).
+    pub(super) fn edge_of(&self, s: &Sample, window: (f64, f64), polarity: f32, step: f64) -> Option<(f64, f32)> {
+        let found = self.grad.search_stepped(s.p, s.n, window, polarity, step)?;
+        if polarity != 0.0 && self.model.edges[s.edge].is_foot() {
+            Some((self.grad.crease_centre(s.p, s.n, found.0, found.1), found.1))
+        } else {
+            Some(found)
+        }
+    }
+
     /// Moving-edges refinement of `fit` through the search ranges `schedule`
     /// (px, widest first), at most `iterations` steps per range; `None` if it
-    /// loses the board. Edge polarities are learned after the first range of a
-    /// fit that has not learned them yet. `samples` is the caller's scratch (one
+    /// loses the board. Edge polarities are learned after the first range in
+    /// which each edge has a clear sign. `samples` is the caller's scratch (one
     /// per thread: [`Locator::in_parallel`]).
     pub(super) fn fit(&self, samples: &mut Vec<Sample>, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
         let n_edges = self.model.edges.len();
+        // Once the search is narrow, the pose is taken from the rules-fixed edges
+        // alone and the construction's edges only size the construction: where the
+        // maker's build differs from the model's (a rail's rounded top, a gutter's
+        // other profile), they would pull the pose off the surface's own outline
+        // and lines (external sb_02: refined from the true pose, the camera came 23
+        // mm closer, the trey line and the end 1-2 px off, refused). In the wide
+        // stages they keep the search off their strong edges. A board of upright
+        // faces of free height (a sjoelbak) keeps them: its rules-fixed edges are
+        // the faces' feet, often in the faces' shadow or seen edge-on.
+        let upright_feet = self.has_upright_feet();
         let mut found: Vec<Option<(f64, f32)>> = Vec::new();
         // The construction's dimensions (mm off nominal) are fitted with the pose:
         // at a wrong nominal size its edges would pull the pose by the difference.
@@ -81,8 +104,9 @@ impl Locator {
             for _ in 0..iterations {
                 sample_model(&self.model, pose, cam, step_px, cons, samples);
                 found.clear();
-                found.extend(samples.iter().map(|s| self.grad.search_stepped(s.p, s.n, s.window(range), polarity[s.edge], search_step_px)));
-                let step = gauss_newton_step(cam, &self.model, pose, samples, &found, range, cons)?;
+                found.extend(samples.iter().map(|s| self.edge_of(s, s.window(range), polarity[s.edge], search_step_px)));
+                let pose_from_fixed = range < COARSE_RANGE_PX && !upright_feet;
+                let step = gauss_newton_step(cam, &self.model, pose, samples, &found, range, cons, pose_from_fixed)?;
                 *pose = perturbed(pose, &step.delta);
                 let before = cons.clone();
                 for (c, d) in cons.iter_mut().zip(&step.cons) {
@@ -95,23 +119,32 @@ impl Locator {
                     break;
                 }
             }
-            if !*polarity_learned {
-                *polarity_learned = true;
-                // Learn each edge's polarity from its matches (a dark stripe's two
-                // edges have opposite signs, a hole is darker than the wood, ...).
-                let mut sum = vec![(0.0f64, 0usize); n_edges];
-                for (s, f) in samples.iter().zip(&found) {
-                    if let Some((off, g)) = f {
-                        if off.abs() <= range {
-                            sum[s.edge].0 += g.signum() as f64;
-                            sum[s.edge].1 += 1;
-                        }
-                    }
+            // Learn each edge's polarity from its matches (a dark stripe's two edges
+            // have opposite signs, a hole is darker than the wood, ...): every edge
+            // after the first range, and one that had no clear sign then (out of
+            // view from the start, or matched both ways) after a later range that
+            // gives it one. Left unknown, an edge takes the nearest peak of either
+            // sign to the end: external hb_02's far end, out of view at its start,
+            // was read 2 px in, on the inner flank of its bevel's highlight.
+            *polarity_learned = true;
+            let mut sum = vec![(0.0f64, 0usize); n_edges];
+            for (s, f) in samples.iter().zip(&found) {
+                let Some((off, g)) = f else { continue };
+                if off.abs() > range || polarity[s.edge] != 0.0 {
+                    continue;
                 }
-                for (e, (s, c)) in sum.iter().enumerate() {
-                    if *c > 0 && s.abs() > 0.5 * *c as f64 {
-                        polarity[e] = s.signum() as f32;
-                    }
+                // The surface's open outline is where the surface gives way to what
+                // lies beyond: its sign is that of the step from the one to the other,
+                // not of the nearest flank (a rounded or bevelled top edge catches the
+                // light as a thin bright line just inside the outline).
+                let step = self.model.edges[s.edge].is_open_outline().then(|| self.grad.step_across(s.p, s.n, *off, OUTLINE_STEP_REACH_PX)).flatten();
+                let sign = step.filter(|d| d.abs() >= OUTLINE_MIN_STEP).unwrap_or(*g);
+                sum[s.edge].0 += sign.signum() as f64;
+                sum[s.edge].1 += 1;
+            }
+            for (e, (s, c)) in sum.iter().enumerate() {
+                if *c > 0 && s.abs() > 0.5 * *c as f64 {
+                    polarity[e] = s.signum() as f32;
                 }
             }
         }
@@ -119,6 +152,15 @@ impl Locator {
     }
 
 }
+
+/// How far either side of an outline's edge the step across it is measured, px:
+/// past a bevel's highlight (a pixel or two) and the blur's reach.
+const OUTLINE_STEP_REACH_PX: f64 = 4.0;
+/// The least step across an outline, levels, that decides its sign: the
+/// contrast of an edge that just counts ([`EDGE_MIN_GRADIENT`] at its steepest
+/// after the blur). Where the surface and what lies beyond are as bright, the
+/// nearest flank's sign is all there is.
+const OUTLINE_MIN_STEP: f32 = 2.5 * EDGE_MIN_GRADIENT;
 
 /// Where a search's starts refined to the end stood after the wide stages.
 #[derive(Default)]
@@ -176,8 +218,10 @@ pub(super) struct Step {
 
 /// One robust Gauss-Newton step on the normal residuals, for the pose and the
 /// construction parameters (`cons`: their current offsets from nominal, held
-/// there by each parameter's prior).
-pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraPose, samples: &[Sample], found: &[Option<(f64, f32)>], range: f64, cons: &[f64]) -> Option<Step> {
+/// there by each parameter's prior). With `pose_from_fixed`, only the
+/// rules-fixed edges move the pose; the construction's edges still size it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraPose, samples: &[Sample], found: &[Option<(f64, f32)>], range: f64, cons: &[f64], pose_from_fixed: bool) -> Option<Step> {
     let residuals: Vec<f64> = found.iter().flatten().map(|f| f.0).collect();
     if residuals.len() < 12 {
         return None;
@@ -198,7 +242,11 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
             continue;
         }
         let w = (1.0 - u * u) * (1.0 - u * u);
-        let j = normal_jacobian(cam, model, pose, s);
+        let mut j = normal_jacobian(cam, model, pose, s);
+        if pose_from_fixed && !model.edges[s.edge].fixed {
+            // A construction edge sizes the construction only ([`Locator::fit`]).
+            j[..6].iter_mut().for_each(|v| *v = 0.0);
+        }
         rows.push(j);
         for p in 0..n {
             g[p] += w * j[p] * r;

@@ -46,6 +46,20 @@ pub struct ModelEdge {
     pub moves: Vec<EdgeMove>,
 }
 
+impl ModelEdge {
+    /// Whether the edge is the foot of an upright face (where the surface meets a
+    /// wall, a partition or the gate bar): an inside corner.
+    pub fn is_foot(&self) -> bool {
+        self.face_across_mm.is_some_and(|d| d[2] > 0.0)
+    }
+
+    /// Whether the edge is part of the playing surface's outline where nothing
+    /// stands on it: the surface ends there and the image shows what lies beyond.
+    pub fn is_open_outline(&self) -> bool {
+        self.fixed && !self.identifying && self.face_across_mm.is_none()
+    }
+}
+
 /// A construction dimension the maker chooses (a gutter's width, a wall's
 /// height): fitted with the pose from its nominal value within its range, and
 /// held near the nominal value by a weak prior where the view does not show it.

@@ -32,7 +32,7 @@ const OPTIMA_SPREAD_SIGMAS: f64 = 3.0;
 impl Locator {
     /// Whether the board has rules-fixed edges at the foot of an upright face of
     /// free height: the boards whose readings the shifted re-fits tell apart.
-    fn has_upright_feet(&self) -> bool {
+    pub(super) fn has_upright_feet(&self) -> bool {
         self.model.edges.iter().any(|e| e.fixed && e.face_across_mm.is_some_and(|d| d[2] > 0.0) && e.facing.is_some())
     }
 

@@ -28,6 +28,19 @@ pub(super) struct Gradients {
 /// interpolating.)
 pub(super) const SOBEL_TO_LEVELS: f32 = 1.0 / 8.0;
 
+/// The widest crease read as one foot, px between its two flanks: the
+/// blur's and the Sobel's reach either side of a line a pixel or two wide.
+pub(super) const CREASE_MAX_PX: f64 = 4.0;
+/// A crease's second flank is at least this fraction of the first's strength.
+pub(super) const CREASE_BALANCE: f32 = 0.5;
+/// The mean profile across a faint edge is read this far either side of the model, px.
+const MEAN_PROFILE_REACH_PX: f64 = 3.0;
+/// A faint edge shows on average when its mean gradient peaks at least this
+/// high, levels per px: half the least a single sample counts
+/// ([`EDGE_MIN_GRADIENT`]), several times what sensor noise and texture leave in
+/// a mean over an edge's samples (well under one level).
+const MEAN_EDGE_MIN_GRADIENT: f32 = 0.5 * EDGE_MIN_GRADIENT;
+
 /// The longest edge search, in samples each side ([`SEARCH_SCHEDULE_PX`]'s
 /// widest range at [`SEARCH_STEP_PX`], plus the peak test's neighbour).
 pub(super) const MAX_SEARCH_SAMPLES: usize = 2 * (16.0 / SEARCH_STEP_PX) as usize + 3;
@@ -64,6 +77,84 @@ impl Gradients {
             }
         }
         Some(best * SOBEL_TO_LEVELS)
+    }
+
+    /// The step in brightness across the normal through `p` from `off - reach` to
+    /// `off + reach` px along `n` (the gradient summed every pixel), in levels;
+    /// `None` where that stretch leaves the image.
+    pub(super) fn step_across(&self, p: [f64; 2], n: [f64; 2], off: f64, reach: f64) -> Option<f32> {
+        let k = reach.round() as i32;
+        let mut sum = 0.0f32;
+        for i in -k..=k {
+            let o = off + i as f64;
+            sum += self.along([p[0] + o * n[0], p[1] + o * n[1]], n)?;
+        }
+        Some(sum)
+    }
+
+    /// Whether `samples` (of one straight edge), their gradient profiles across
+    /// the edge averaged, show one edge within [`INLIER_PX`] of the model: the
+    /// strongest of the mean profile within [`MEAN_PROFILE_REACH_PX`], at least
+    /// [`MEAN_EDGE_MIN_GRADIENT`]. An edge too faint to show sample by sample (a
+    /// pale board's end on a pale floor) shows so, where the texture either side
+    /// averages out.
+    pub(super) fn shows_on_average<'a>(&self, samples: impl Iterator<Item = &'a Sample>) -> bool {
+        const K: usize = (MEAN_PROFILE_REACH_PX / SEARCH_STEP_PX) as usize;
+        let mut sum = [0.0f32; 2 * K + 1];
+        let mut count = 0usize;
+        for s in samples {
+            let mut profile = [0.0f32; 2 * K + 1];
+            let read = profile.iter_mut().enumerate().all(|(i, v)| {
+                let o = (i as f64 - K as f64) * SEARCH_STEP_PX;
+                self.along([s.p[0] + o * s.n[0], s.p[1] + o * s.n[1]], s.n).map(|g| *v = g).is_some()
+            });
+            if read {
+                sum.iter_mut().zip(&profile).for_each(|(a, b)| *a += b);
+                count += 1;
+            }
+        }
+        if count == 0 {
+            return false;
+        }
+        let (at, peak) = sum.iter().enumerate().map(|(i, v)| (i, v.abs() / count as f32)).fold((0, 0.0f32), |best, x| if x.1 > best.1 { x } else { best });
+        peak >= MEAN_EDGE_MIN_GRADIENT && ((at as f64 - K as f64) * SEARCH_STEP_PX).abs() <= INLIER_PX
+    }
+
+    /// Where the edge found at `off` (signed strength `g`) lies if it is one flank
+    /// of a crease: an upright face's foot, where the surface meets the face, is
+    /// often darkest right in the corner (the light the corner's two sides shade
+    /// from each other), so that the image shows a thin dark line with the foot at
+    /// its middle, not a step. Then a flank of the opposite sign and comparable
+    /// strength lies within [`CREASE_MAX_PX`] and the foot is where the gradient
+    /// changes sign between the two. `off` itself otherwise.
+    pub(super) fn crease_centre(&self, p: [f64; 2], n: [f64; 2], off: f64, g: f32) -> f64 {
+        const K: usize = (CREASE_MAX_PX / SEARCH_STEP_PX) as usize;
+        // The gradient from `off - CREASE_MAX_PX` to `off + CREASE_MAX_PX` (and a neighbour
+        // each way), signed so that the flank found is positive; `None` off the image.
+        let mut v = [0.0f32; 2 * K + 3];
+        for (i, slot) in v.iter_mut().enumerate() {
+            let o = off + (i as f64 - (K + 1) as f64) * SEARCH_STEP_PX;
+            let Some(x) = self.along([p[0] + o * n[0], p[1] + o * n[1]], n) else { return off };
+            *slot = x * g.signum();
+        }
+        let centre = K + 1;
+        // The nearest opposite flank: a local minimum of the signed gradient, nearly as strong.
+        let Some(j) = (1..v.len() - 1).filter(|&i| i != centre && v[i] <= v[i - 1] && v[i] <= v[i + 1] && -v[i] >= CREASE_BALANCE * g.abs()).min_by_key(|&i| i.abs_diff(centre)) else {
+            return off;
+        };
+        // The sign change between the two flanks, interpolated.
+        let dir: isize = if j > centre { 1 } else { -1 };
+        let mut i = centre;
+        while i != j {
+            let k = i.wrapping_add_signed(dir);
+            let (a, b) = (v[i], v[k]);
+            if a > 0.0 && b <= 0.0 {
+                let at = i as f64 + dir as f64 * (a / (a - b)) as f64;
+                return off + (at - centre as f64) * SEARCH_STEP_PX;
+            }
+            i = k;
+        }
+        off
     }
 
     /// The image edge along the normal through `p`: offset (px, along `n`) and
@@ -312,4 +403,86 @@ pub(super) fn face_step(model: &BoardModel, e: &ModelEdge, cons: &[f64]) -> Opti
     let p = &model.params[k];
     let scale = (p.nominal_mm + cons.get(k).copied().unwrap_or(0.0)) / p.nominal_mm;
     Some(across.map(|v| v * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gradients of an image that varies across `x` only, as `profile` gives its
+    /// intensity (every channel alike), in the Sobel's raw units (8 x levels per px).
+    fn across_x(profile: impl Fn(f64) -> f64) -> Gradients {
+        let (w, h) = (64usize, 8usize);
+        let mut g = vec![[0i16; 6]; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let d = (8.0 * (profile(x as f64 + 0.5) - profile(x as f64 - 0.5))).round() as i16;
+                g[y * w + x] = [d, 0, d, 0, d, 0];
+            }
+        }
+        Gradients { w, h, g }
+    }
+
+    fn samples_along_x(x: f64, n: usize) -> Vec<Sample> {
+        (0..n).map(|i| Sample { edge: 0, t: 0.0, xc: [0.0, 0.0, 1000.0], p: [x, 1.0 + i as f64 * 0.05], n: [1.0, 0.0], partner_px: f64::NAN }).collect()
+    }
+
+    /// A foot seen as a thin dark line (the corner darkest): the edge search finds
+    /// one flank, the crease its middle, from either flank.
+    #[test]
+    fn a_crease_is_read_at_its_middle() {
+        let x0 = 30.3;
+        let grad = across_x(|x| 200.0 - 80.0 * (-(x - x0).powi(2) / (2.0 * 1.2f64.powi(2))).exp());
+        let (p, n) = ([28.0, 4.0], [1.0, 0.0]);
+        for polarity in [1.0, -1.0] {
+            let (off, g) = grad.search(p, n, 6.0, polarity).expect("a flank");
+            assert!((p[0] + off - x0).abs() > 0.8, "the flank lies beside the line: {}", p[0] + off);
+            let centre = p[0] + grad.crease_centre(p, n, off, g);
+            assert!((centre - x0).abs() < 0.15, "crease middle {centre}, line at {x0}");
+        }
+    }
+
+    /// A plain step has no opposite flank: the edge stays where it was found.
+    #[test]
+    fn a_step_is_not_a_crease() {
+        let x0 = 30.3;
+        let grad = across_x(|x| 100.0 + 100.0 / (1.0 + (-(x - x0) / 1.2).exp()));
+        let (p, n) = ([28.0, 4.0], [1.0, 0.0]);
+        let (off, g) = grad.search(p, n, 6.0, 1.0).expect("the step");
+        assert!((grad.crease_centre(p, n, off, g) - off).abs() < 1e-9);
+        // (Bilinear reads of a peak pull it a little towards the pixel centres.)
+        assert!((p[0] + off - x0).abs() < 0.2, "step found at {}, lies at {x0}", p[0] + off);
+    }
+
+    /// A step of 12 levels (3 a pixel at its steepest after the blur, under the
+    /// single-sample threshold) shows in the mean profile where it is, not 2 px off,
+    /// and a flat stretch shows nothing.
+    #[test]
+    fn a_faint_edge_shows_on_average() {
+        let x0 = 30.3;
+        let grad = across_x(|x| 150.0 + 12.0 / (1.0 + (-(x - x0) / 1.0).exp()));
+        assert!(grad.search([x0, 4.0], [1.0, 0.0], 2.0, 0.0).is_none(), "too faint for one sample");
+        assert!(grad.shows_on_average(samples_along_x(x0, 50).iter()));
+        assert!(!grad.shows_on_average(samples_along_x(x0 + 2.0, 50).iter()));
+        let flat = across_x(|_| 150.0);
+        assert!(!flat.shows_on_average(samples_along_x(x0, 50).iter()));
+        assert!(!grad.shows_on_average(std::iter::empty()));
+    }
+
+    /// A bevel's highlight just inside an outline: its inner flank is the nearest
+    /// peak and rises, the step across it falls, from the surface to the floor.
+    #[test]
+    fn the_step_across_a_highlight_is_the_outline_s() {
+        let x0 = 30.3;
+        let grad = across_x(|x| {
+            let edge = 1.0 / (1.0 + (-(x - x0) / 0.7).exp());
+            let highlight = 60.0 * (-(x - (x0 - 1.5)).powi(2) / (2.0 * 0.8f64.powi(2))).exp();
+            150.0 - 50.0 * edge + highlight
+        });
+        let (p, n) = ([x0 - 3.0, 4.0], [1.0, 0.0]);
+        let (off, g) = grad.search(p, n, 2.0, 0.0).expect("the highlight's inner flank");
+        assert!(g > 0.0, "the nearest peak rises: {g}");
+        let step = grad.step_across(p, n, off, 4.0).expect("in the image");
+        assert!(step < -40.0, "surface to floor: {step}");
+    }
 }

@@ -276,7 +276,7 @@ impl Locator {
             let edge = &self.model.edges[s.edge];
             let judged = edge.identifying;
             per_id[s.edge].0 += usize::from(judged);
-            let Some((off, _)) = self.grad.search_in(s.p, s.n, s.window(INLIER_PX * 2.0), polarity[s.edge]) else { continue };
+            let Some((off, _)) = self.edge_of(s, s.window(INLIER_PX * 2.0), polarity[s.edge], SEARCH_STEP_PX) else { continue };
             if off.abs() > INLIER_PX {
                 continue;
             }
@@ -382,13 +382,18 @@ impl Locator {
         // verdict asks of the whole fit (a pale board's end on a pale floor shows no
         // edge, and its holes still leave no doubt).
         // (The foot of a wall may lie in the wall's own shadow: not required.)
+        // An edge too faint to show sample by sample (a pale board's end on a pale
+        // floor) still shows in its mean profile along its length, where the
+        // texture either side averages out ([`Gradients::shows_on_average`]).
         let unshown_outline = self
             .model
             .edges
             .iter()
             .zip(&per)
-            .filter(|(e, p)| e.fixed && !e.identifying && e.face_across_mm.is_none() && p.0 >= SEEN_AT_LENGTH)
-            .find(|(_, p)| (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64);
+            .enumerate()
+            .filter(|(_, (e, p))| e.is_open_outline() && p.0 >= SEEN_AT_LENGTH)
+            .find(|(i, (_, p))| (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64 && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)))
+            .map(|(_, ep)| ep);
         const MIN_SURFACE_INSIDE: f64 = 0.6;
         let surface_share = self.surface_inside_share(cam, &pose);
         let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
