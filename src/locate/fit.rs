@@ -67,10 +67,11 @@ impl Locator {
     /// The image edge of sample `s` along its normal within `window` (px), read
     /// every `step` px, of the sign `polarity` (0: either): offset and signed
     /// strength. An upright face's foot whose learned sign finds one flank of a
-    /// crease is read at the crease's middle ([`Gradients::crease_centre`]).
+    /// crease is read at the crease's middle ([`Gradients::crease_centre`]), once
+    /// the search reads finely (the wide stages need only come near it).
     pub(super) fn edge_of(&self, s: &Sample, window: (f64, f64), polarity: f32, step: f64) -> Option<(f64, f32)> {
         let found = self.grad.search_stepped(s.p, s.n, window, polarity, step)?;
-        if polarity != 0.0 && self.model.edges[s.edge].is_foot() {
+        if polarity != 0.0 && step < COARSE_SEARCH_STEP_PX && self.model.edges[s.edge].is_foot() {
             Some((self.grad.crease_centre(s.p, s.n, found.0, found.1), found.1))
         } else {
             Some(found)

@@ -31,6 +31,10 @@ pub(super) const SOBEL_TO_LEVELS: f32 = 1.0 / 8.0;
 /// The widest crease read as one foot, px between its two flanks: the
 /// blur's and the Sobel's reach either side of a line a pixel or two wide.
 pub(super) const CREASE_MAX_PX: f64 = 4.0;
+/// The crease's profile is read every this many px: the gradient of the
+/// blurred frame varies smoothly over a pixel, so the opposite flank is found to
+/// a pixel and the sign change between two reads a pixel apart is interpolated.
+const CREASE_STEP_PX: f64 = 1.0;
 /// A crease's second flank is at least this fraction of the first's strength.
 pub(super) const CREASE_BALANCE: f32 = 0.5;
 /// The mean profile across a faint edge is read this far either side of the model, px.
@@ -128,12 +132,12 @@ impl Gradients {
     /// strength lies within [`CREASE_MAX_PX`] and the foot is where the gradient
     /// changes sign between the two. `off` itself otherwise.
     pub(super) fn crease_centre(&self, p: [f64; 2], n: [f64; 2], off: f64, g: f32) -> f64 {
-        const K: usize = (CREASE_MAX_PX / SEARCH_STEP_PX) as usize;
+        const K: usize = (CREASE_MAX_PX / CREASE_STEP_PX) as usize;
         // The gradient from `off - CREASE_MAX_PX` to `off + CREASE_MAX_PX` (and a neighbour
         // each way), signed so that the flank found is positive; `None` off the image.
         let mut v = [0.0f32; 2 * K + 3];
         for (i, slot) in v.iter_mut().enumerate() {
-            let o = off + (i as f64 - (K + 1) as f64) * SEARCH_STEP_PX;
+            let o = off + (i as f64 - (K + 1) as f64) * CREASE_STEP_PX;
             let Some(x) = self.along([p[0] + o * n[0], p[1] + o * n[1]], n) else { return off };
             *slot = x * g.signum();
         }
@@ -150,7 +154,7 @@ impl Gradients {
             let (a, b) = (v[i], v[k]);
             if a > 0.0 && b <= 0.0 {
                 let at = i as f64 + dir as f64 * (a / (a - b)) as f64;
-                return off + (at - centre as f64) * SEARCH_STEP_PX;
+                return off + (at - centre as f64) * CREASE_STEP_PX;
             }
             i = k;
         }
