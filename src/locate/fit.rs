@@ -99,7 +99,7 @@ impl Locator {
         // The construction's dimensions (mm off nominal) are fitted with the pose:
         // at a wrong nominal size its edges would pull the pose by the difference.
         let params = &self.model.params;
-        let Fit { pose, cons, polarity, polarity_learned } = &mut fit;
+        let Fit { pose, cons, polarity } = &mut fit;
         for &range in schedule {
             let (step_px, search_step_px) = if range >= COARSE_RANGE_PX { (COARSE_REFINE_STEP_PX, COARSE_SEARCH_STEP_PX) } else { (REFINE_STEP_PX, SEARCH_STEP_PX) };
             for _ in 0..iterations {
@@ -127,7 +127,6 @@ impl Locator {
             // gives it one. Left unknown, an edge takes the nearest peak of either
             // sign to the end: external hb_02's far end, out of view at its start,
             // was read 2 px in, on the inner flank of its bevel's highlight.
-            *polarity_learned = true;
             let mut sum = vec![(0.0f64, 0usize); n_edges];
             for (s, f) in samples.iter().zip(&found) {
                 let Some((off, g)) = f else { continue };

@@ -396,12 +396,11 @@ struct Fit {
     cons: Vec<f64>,
     /// Per model edge: the sign of its image gradient across it, 0 if not known.
     polarity: Vec<f32>,
-    polarity_learned: bool,
 }
 
 impl Fit {
     fn start(pose: CameraPose, model: &BoardModel) -> Fit {
-        Fit { pose, cons: vec![0.0; model.params.len()], polarity: vec![0.0; model.edges.len()], polarity_learned: false }
+        Fit { pose, cons: vec![0.0; model.params.len()], polarity: vec![0.0; model.edges.len()] }
     }
 }
 
