@@ -33,7 +33,7 @@ impl Locator {
     /// Whether the board has rules-fixed edges at the foot of an upright face of
     /// free height: the boards whose readings the shifted re-fits tell apart.
     pub(super) fn has_upright_feet(&self) -> bool {
-        self.model.edges.iter().any(|e| e.fixed && e.face_across_mm.is_some_and(|d| d[2] > 0.0) && e.facing.is_some())
+        self.model.edges.iter().any(|e| e.fixed && e.is_foot() && e.facing.is_some())
     }
 
     /// Re-fits `best` from its own pose with the heights of the upright faces

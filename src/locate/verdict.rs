@@ -29,7 +29,6 @@ impl Locator {
         // Rows this far apart on the board, samples this far apart in the image.
         const ROW_STEP_MM: f64 = 2.0;
         const SAMPLE_STEP_PX: f64 = 4.0;
-        const MIN_ROW_FRACTION: f64 = PHANTOM_ROW_FRACTION;
         const MIN_ROW_SAMPLES: usize = 20;
         // Rows stay clear of the side edges and walls.
         const SIDE_CLEARANCE_MM: f64 = 20.0;
@@ -69,7 +68,7 @@ impl Locator {
                         }
                         row.push((p, [d[0] / l, d[1] / l]));
                     }
-                    if row.len() >= MIN_ROW_SAMPLES && self.mostly_on_edges(&row, MIN_ROW_FRACTION) {
+                    if row.len() >= MIN_ROW_SAMPLES && self.mostly_on_edges(&row, PHANTOM_ROW_FRACTION) {
                         return Some(y);
                     }
                 }
@@ -156,7 +155,7 @@ impl Locator {
         // top as its foot has the wall's face just inside that side, and the other
         // side (seen from across the board, its foot against the surface) must not
         // carry it. Sides that are no wall's foot are judged together.
-        let wall_feet = self.model.edges.iter().take(2).all(|e| e.face_across_mm.is_some_and(|d| d[2] > 0.0));
+        let wall_feet = self.model.edges.iter().take(2).all(|e| e.is_foot());
         let (mut seen, mut inside_nearer) = (0usize, 0usize);
         let mut worst_side: Option<f64> = None;
         let eye = pt(pose.centre());
@@ -357,7 +356,6 @@ impl Locator {
         // A foot of an upright face (a partition's, the gate bar's) may lie in its
         // face's own shadow, dark on dark: it counts in the coverage, and is not
         // one of the features that must each confirm.
-        let foot = |e: &ModelEdge| e.face_across_mm.is_some_and(|d| d[2] > 0.0);
         let ids: Vec<(&ModelEdge, &(usize, usize))> = self
             .model
             .edges
@@ -373,7 +371,7 @@ impl Locator {
         // scene 22: 14 % of its feet's samples; right readings on the fixtures >= 28 %).
         const MIN_FIXED_IDENTIFYING_SHARE: f64 = 0.25;
         let (fixed_id_samples, fixed_id_inliers) = ids.iter().filter(|(e, _)| e.fixed).fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
-        let long: Vec<_> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !foot(e)).map(|(_, p)| p).collect();
+        let long: Vec<_> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).map(|(_, p)| p).collect();
         let confirmed = long.iter().filter(|p| p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64).count();
         // The surface's own outline is the strongest feature in view: each side or
         // end seen at length must show (a pose stretched along the board fits the
@@ -413,7 +411,7 @@ impl Locator {
                 MIN_FIXED_IDENTIFYING_SHARE * 100.0
             ))
         } else if (confirmed as f64) < MIN_CONFIRMED_SHARE * long.len() as f64 {
-            let missing: Vec<&str> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !foot(e) && (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64).map(|(e, _)| e.name.as_str()).take(3).collect();
+            let missing: Vec<&str> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot() && (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64).map(|(e, _)| e.name.as_str()).take(3).collect();
             Some(format!("only {confirmed} of the {} lines, holes and gate-bar edges in view confirm (not: {})", long.len(), missing.join(", ")))
         } else if let Some((e, p)) = unshown_outline.filter(|_| !(identifying_sigma_mm <= self.cfg.max_position_sigma_mm)) {
             Some(format!("the {} shows no edge where the fit puts it ({} of {} samples) and the lines and holes alone do not pin the pose", e.name, p.1, p.0))
