@@ -167,6 +167,25 @@ fn pieces_no_colour_sees_are_found_by_their_outline_and_flagged() {
 }
 
 #[test]
+fn rails_in_a_teams_colour_are_the_table_not_a_cast_over_its_pieces() {
+    // A table whose rails are painted in the blue team's colour (tables come in every colour): the rails are one
+    // region of blue far larger than all of a team's pieces, off the playing surface. Before, the blue over the
+    // view was read as a colour cast and every blue piece dropped (the frame flagged); now the rails are set
+    // aside and every piece read.
+    let dir = root().join("fixtures/scenes").join(FIXTURE);
+    let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
+    ls.scene.appearance.rail_colour = Some(ls.scene.appearance.blue_colour);
+    let img = boardcall::render::render(&ls, 2);
+    let scratch = common::scratch("team_colours", "blue-rails");
+    let path = scratch.join("image.png");
+    img.save(&path).unwrap();
+    let scene = (Frame::load(&path).unwrap(), Fixture::load(&dir).unwrap());
+    let report = score_scene(&scene, DetectorConfig { teams_source: TeamsSource::Given, ..Default::default() });
+    every_piece_read_in(&scene, &report);
+    assert!(!report.review_reasons.iter().any(|r| r.contains("colour cast") || r.contains("region")), "{:?}", report.review_reasons);
+}
+
+#[test]
 fn pale_pieces_are_learned_from_the_frame_and_read() {
     // Paint washed out below its team's standard floor is still paint: learned
     // from the frame (hue and a floor fitted to it), every piece is read.

@@ -29,6 +29,11 @@ pub(super) const UNACCOUNTED_AREA_FRACTION: f64 = 0.25;
 /// colour, or a damaged frame: the colour is reported as unexplained (review) instead of fitted blob by blob, which
 /// would also take a fit for every piece-sized part of it.
 pub(super) const MAX_PIECES_OF_ONE_COLOUR: f64 = 40.0;
+/// A blob of one team's colour larger than this many pieces' worth is not pieces: a team throws at most five
+/// pieces a round (4 weights, 3 to 5 washers), so all of one team touching is five pieces' worth and their shadow
+/// fringes a quarter more ([`COVER_SLACK`]). More is a rail, a gutter, a cloth or a print of the team's colour
+/// (tables come in every colour), and fitting its piece-sized parts as pieces would only find what is not there.
+pub(super) const MAX_PIECES_IN_ONE_BLOB: f64 = 8.0;
 /// Canny's upper threshold in HoughCircles on the 8-bit brightness grid: a
 /// painted or pale disc's rim against the board is 30-80 levels, but unpainted
 /// wood on a wooden board under soft light shows ~15-25 levels, and only on
@@ -95,12 +100,12 @@ pub(super) fn colour_blobs(cx: &Ctx, class: usize) -> Vec<Blob> {
     blobs_of(&cx.masks[class]).into_iter().map(|cells| Blob::of(g, cells, r)).collect()
 }
 
-/// A colour over more of the view than any game's pieces cover: reported as
-/// unexplained (and `true`) instead of proposed blob by blob.
-pub(super) fn flooded(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Detections) -> bool {
+/// A colour over more of the view than any game's pieces cover (its blobs of a piece's scale together, `blobs`):
+/// reported as unexplained (and `true`) instead of proposed blob by blob.
+pub(super) fn flooded(cx: &Ctx, blobs: &[Blob], team: Option<Team>, out: &mut Detections) -> bool {
     let (g, shape) = (&cx.geo.grid, cx.geo.shape);
     let piece_area = std::f64::consts::PI * shape.radius_mm.powi(2);
-    let area = set_cells(&cx.masks[class]).count() as f64 * g.step * g.step;
+    let area: f64 = blobs.iter().map(|b| b.area_mm2).sum();
     if area <= MAX_PIECES_OF_ONE_COLOUR * piece_area {
         return false;
     }
@@ -118,14 +123,46 @@ pub(super) fn flooded(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Dete
     true
 }
 
+/// Splits a team's blobs into those of a piece's scale and those larger than all of a team's pieces together
+/// ([`MAX_PIECES_IN_ONE_BLOB`]: the table's own colour). Such a region reaching onto the playing surface by at
+/// least [`UNACCOUNTED_AREA_FRACTION`] of a piece is reported as unexplained: a piece touching it there is not
+/// seen. Off the surface (rails, gutters, a cloth round the board) a piece it hides would be off the board, which
+/// scores nothing, and the region is left out silently.
+pub(super) fn set_aside_regions(cx: &Ctx, blobs: Vec<Blob>, team: Option<Team>, out: &mut Detections) -> (Vec<Blob>, Vec<Blob>) {
+    let (g, shape) = (&cx.geo.grid, cx.geo.shape);
+    let piece_area = std::f64::consts::PI * shape.radius_mm.powi(2);
+    let (pieces, regions): (Vec<Blob>, Vec<Blob>) = blobs.into_iter().partition(|b| b.pieces <= MAX_PIECES_IN_ONE_BLOB);
+    for region in &regions {
+        let on_surface = region.cells.iter().filter(|&&(c, r)| cx.geo.surface_cells[r as usize * g.cols as usize + c as usize]).count();
+        let area_mm2 = on_surface as f64 * g.step * g.step;
+        if area_mm2 >= UNACCOUNTED_AREA_FRACTION * piece_area {
+            out.unexplained.push(Unexplained {
+                kind: shape.kind,
+                team,
+                centre: region.centre,
+                area_mm2,
+                reason: format!(
+                    "a region of this team's colour over {:.0} pieces' worth, {:.1} of them on the playing surface: more \
+                     than all of a team's pieces together (a print or a cloth of the colour?); a piece touching it is \
+                     not seen",
+                    region.pieces,
+                    area_mm2 / piece_area
+                ),
+            });
+        }
+    }
+    (pieces, regions)
+}
+
 /// Blobs of mask `class` that no detection of `team` (and no unexplained
 /// entry) covers, of at least [`UNACCOUNTED_AREA_FRACTION`] of a piece and
 /// not thin runs. Each detection covers the cells of its footprint as the
 /// grid sees it (a piece down a cup or on the ground appears where its line
 /// of sight meets the grid's height).
 /// Only cells where `place` holds count: where a piece of the kind can lie and
-/// matter to the score (see [`anywhere`]).
-pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &Detections, place: &dyn Fn(BoardPoint) -> bool) -> Vec<Blob> {
+/// matter to the score (see [`anywhere`]); the cells of regions `set_aside`
+/// ([`set_aside_regions`]) do not.
+pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &Detections, place: &dyn Fn(BoardPoint) -> bool, set_aside: &[Blob]) -> Vec<Blob> {
     let (g, shape) = (&cx.geo.grid, cx.geo.shape);
     let covers: Vec<Footprint> = out
         .pieces
@@ -136,9 +173,12 @@ pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &D
         .collect();
     let mut left: GrayImage = cx.masks[class].clone();
     let (cols, cells): (usize, &mut [u8]) = (g.cols as usize, &mut left);
+    for &(c, r) in set_aside.iter().flat_map(|b| &b.cells) {
+        cells[r as usize * cols + c as usize] = 0;
+    }
     for i in set_cells(&cx.masks[class]) {
         let c = g.cell_centre((i % cols) as f64, (i / cols) as f64);
-        if !place(c) || covers.iter().any(|f| c.distance(f.centre) < f.radius_mm) {
+        if cells[i] == 0 || !place(c) || covers.iter().any(|f| c.distance(f.centre) < f.radius_mm) {
             cells[i] = 0;
         }
     }
@@ -158,8 +198,8 @@ pub(super) fn anywhere(_: BoardPoint) -> bool {
 /// The safety net: colour of a piece that no detection (and no unexplained
 /// entry already) accounts for is reported as unexplained, so a piece the
 /// detector missed makes the frame need review instead of silently not counting.
-pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Detections, place: &dyn Fn(BoardPoint) -> bool) {
-    for blob in leftover_blobs(cx, class, team, out, place) {
+pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out: &mut Detections, place: &dyn Fn(BoardPoint) -> bool, set_aside: &[Blob]) {
+    for blob in leftover_blobs(cx, class, team, out, place, set_aside) {
         out.unexplained.push(Unexplained {
             kind: cx.geo.shape.kind,
             team,

@@ -333,7 +333,7 @@ impl DiscModel {
         for _ in 0..MAX_RECOVERY_ROUNDS {
             let hiding = Occluders::new(out.pieces.iter().map(|d| cx.occluder(d)).collect());
             let rc = Ctx { fit_cfg, ..cx.hidden_by(&hiding) };
-            let found = proposals::leftover_blobs(&rc, 0, None, out, &proposals::anywhere).into_iter().find_map(|blob| {
+            let found = proposals::leftover_blobs(&rc, 0, None, out, &proposals::anywhere, &[]).into_iter().find_map(|blob| {
                 let cells = blob.points(&rc.geo.grid);
                 let explains = |d: &Detection| {
                     let seen = rc.seen_on_grid(d);
@@ -443,7 +443,7 @@ impl PieceModel for DiscModel {
         self.verify_circles(cx, out);
         self.look_under(cx, out);
         self.recover(cx, out);
-        proposals::account_for_colour(cx, 0, None, out, &|c| self.may_lie(cx, c));
+        proposals::account_for_colour(cx, 0, None, out, &|c| self.may_lie(cx, c), &[]);
         self.settle(cx, out);
     }
 

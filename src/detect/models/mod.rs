@@ -124,19 +124,24 @@ pub(super) fn measure_leaner(cx: &Ctx, hole: usize, class: usize) -> Option<Lean
 /// (k-means starts), what the model settles, and the colour left unexplained.
 pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
     let teams: Vec<Team> = cx.teams.iter().map(|t| t.team).collect();
-    let mut flooded = vec![false; teams.len()];
+    // Per team: its colour's regions larger than pieces, or `None` where the colour floods the view.
+    let mut set_aside: Vec<Option<Vec<Blob>>> = Vec::with_capacity(teams.len());
     for (k, team) in teams.iter().enumerate() {
-        if proposals::flooded(cx, k, Some(*team), out) {
-            flooded[k] = true;
+        let (blobs, regions) = proposals::set_aside_regions(cx, proposals::colour_blobs(cx, k), Some(*team), out);
+        if proposals::flooded(cx, &blobs, Some(*team), out) {
+            set_aside.push(None);
             continue;
         }
-        for blob in &proposals::colour_blobs(cx, k) {
+        for blob in &blobs {
             verify_blob(cx, blob, Some(*team), k, out);
         }
+        set_aside.push(Some(regions));
     }
     cx.model.settle(cx, out);
-    for (k, team) in teams.iter().enumerate().filter(|(k, _)| !flooded[*k]) {
-        proposals::account_for_colour(cx, k, Some(*team), out, &proposals::anywhere);
+    for (k, team) in teams.iter().enumerate() {
+        if let Some(regions) = &set_aside[k] {
+            proposals::account_for_colour(cx, k, Some(*team), out, &proposals::anywhere, regions);
+        }
     }
 }
 
