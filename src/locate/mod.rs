@@ -434,6 +434,12 @@ struct Refined {
     phantom_line_mm: Option<f64>,
     /// Why the features that tell the board apart do not confirm it, if they do not.
     unconfirmed: Option<String>,
+    /// Whether that is because the surface's sides have a band of another colour just inside them
+    /// ([`Locator::surface_inside_share`]): the sides read on an outline of the construction further out.
+    sides_outside_surface: bool,
+    /// The mean image position (px) of the samples where the rules-fixed identifying features (lines, holes,
+    /// gate openings) confirm the pose: the part of the board a reading is surest of.
+    identified_at: Option<[f64; 2]>,
     /// The image edge points the fit explains (each inlier sample where its edge
     /// was found), px: what a rival pose is compared on.
     evidence: Vec<[f64; 2]>,
@@ -599,6 +605,13 @@ impl Locator {
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
         // Candidates that pass every check on their own compete; the rest only explain a refusal.
         let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
+        if good.is_empty() {
+            // The best reading may have taken an outline of the construction further out for the surface's sides.
+            if let Some(r) = bad.first().filter(|r| r.sides_outside_surface) {
+                let (pose, at) = (r.pose, r.identified_at);
+                good.extend(self.inward_refits(&cam, &pose, at, &mut seen));
+            }
+        }
         let Some(first) = good.first() else {
             let Some(r) = bad.first() else {
                 return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });

@@ -24,6 +24,13 @@ const SHIFTS_MM: [f64; 6] = [-30.0, -20.0, -10.0, 10.0, 20.0, 30.0];
 /// (~25 mm for a wall) from one.
 const HEIGHT_STARTS: [f64; 3] = [-0.5, 1.0 / 3.0, 2.0 / 3.0];
 
+/// How much nearer the camera a reading that took an outline of the construction beside the surface (a gutter's
+/// or rail's far edge, a frame's) for the surface's sides puts the board, as the ratio of that outline's width to
+/// the surface's: the re-fits of such a reading start with the camera this much further away. A shuffleboard's
+/// gutters (50-110 mm a side on a 508 mm surface) and rails span 1.2-1.6; a washer board's frame or a sjoelbak's
+/// walls less. Starts this far apart converge to the nearer true reading (a start within ~10 % of the scale does).
+const INWARD_SCALES: [f64; 5] = [1.1, 1.2, 1.3, 1.45, 1.6];
+
 /// The disagreement of two fits of the same reading that both pass every check
 /// is taken as this many of the pose's sigmas: the coverage a located pose's
 /// sigma is held to (its error within three sigmas).
@@ -70,6 +77,46 @@ impl Locator {
                 starts.push(Fit::start(start, &self.model));
             }
         }
+        let refits = self.refine_fits(cam, &starts, seen);
+        refits.into_iter().filter(|r| self.check(r).is_ok()).collect()
+    }
+
+    /// Re-fits of a reading whose sides have a band of something other than the surface just inside them (the
+    /// surface-inside check failed): the sides were read on an outline of the construction further out, and the
+    /// board seems nearer than it is, while its lines, holes or openings (`identified_at`: where they confirm it,
+    /// image px) are matched. The starts move the camera away along its line of sight to the board point seen
+    /// there (without one, to the middle of the board in view) by each of [`INWARD_SCALES`], the construction at
+    /// nominal: the lines stay put while the sides move in. Those that pass every check on their own are
+    /// returned. Only tried when no reading passes: it costs a re-fit a scale.
+    pub(super) fn inward_refits(&mut self, cam: &Camera, pose: &CameraPose, identified_at: Option<[f64; 2]>, seen: &mut StartsSeen) -> Vec<Refined> {
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let on_board = identified_at.and_then(|p| pose.back_project(cam, PixelPoint::new(p[0], p[1]), 0.0));
+        let anchor = match on_board {
+            Some(b) => [b.x_mm, b.y_mm, 0.0],
+            None => {
+                let in_view: Vec<[f64; 3]> = self
+                    .probe_points
+                    .iter()
+                    .filter(|p| project(cam, pose.to_camera(BoardPoint3::new(p[0], p[1], p[2]))).is_some_and(|q| inside(q, w, h)))
+                    .copied()
+                    .collect();
+                if in_view.is_empty() {
+                    return Vec::new();
+                }
+                let n = in_view.len() as f64;
+                in_view.iter().fold([0.0; 3], |a, p| [a[0] + p[0] / n, a[1] + p[1] / n, a[2] + p[2] / n])
+            }
+        };
+        let c = pose.to_camera(BoardPoint3::new(anchor[0], anchor[1], anchor[2]));
+        let t = pose.translation;
+        let starts: Vec<Fit> = INWARD_SCALES
+            .iter()
+            .map(|&k| {
+                // The anchor seen in the same direction, k times as far: R X + t' = k (R X + t).
+                let moved = [0, 1, 2].map(|i| t[i] + (k - 1.0) * c[i]);
+                Fit::start(CameraPose { rotation: pose.rotation, translation: moved }, &self.model)
+            })
+            .collect();
         let refits = self.refine_fits(cam, &starts, seen);
         refits.into_iter().filter(|r| self.check(r).is_ok()).collect()
     }

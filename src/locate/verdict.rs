@@ -18,6 +18,11 @@ pub(super) fn evidence_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, usi
     (only(a, &grid(b)), only(b, &grid(a)))
 }
 
+/// The share of the surface's sides in view where the surface is what lies just inside them
+/// ([`Locator::surface_inside_share`]) below which a pose's sides are not the surface's: on the fixtures and
+/// renders, right readings measure 0.8 and more, readings on a gutter's or rail's outline 0.5 and less.
+pub(super) const MIN_SURFACE_INSIDE: f64 = 0.6;
+
 /// A painted line shows along most of its length; pieces cover at most a few tenths of a row: a straight edge over
 /// this share of the surface's width is a line across it.
 const PHANTOM_ROW_FRACTION: f64 = 0.6;
@@ -392,8 +397,8 @@ impl Locator {
             .filter(|(_, (e, p))| e.is_open_outline() && p.0 >= SEEN_AT_LENGTH)
             .find(|(i, (_, p))| (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64 && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)))
             .map(|(_, ep)| ep);
-        const MIN_SURFACE_INSIDE: f64 = 0.6;
         let surface_share = self.surface_inside_share(cam, &pose);
+        let sides_outside_surface = surface_share.is_some_and(|s| s < MIN_SURFACE_INSIDE);
         let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
             Some(format!("only {:.0} % of the surface inside the fitted outline looks like the playing surface (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
         } else if id_inliers < MIN_IDENTIFYING_INLIERS {
@@ -418,13 +423,19 @@ impl Locator {
         } else {
             None
         };
+        // Where the rules-fixed identifying features confirm the pose, on average (image px).
+        let anchored: Vec<&[f64; 2]> = evidence.iter().filter(|(e, _)| self.model.edges[*e].identifying && self.model.edges[*e].fixed).map(|(_, p)| p).collect();
+        let identified_at = (!anchored.is_empty()).then(|| {
+            let n = anchored.len() as f64;
+            anchored.iter().fold([0.0, 0.0], |a, p| [a[0] + p[0] / n, a[1] + p[1] / n])
+        });
         // The image evidence of the features this pose confirms: a few hits along an
         // edge that mostly does not show are chance (texture, a shadow), not a reading.
         let evidence: Vec<[f64; 2]> = evidence.into_iter().filter(|(e, _)| per[*e].1 as f64 >= CONFIRMED_COVERAGE * per[*e].0 as f64).map(|(_, p)| p).collect();
         // The whole model, its construction at the fitted size included.
         let (all_samples, all_inliers) = per.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
         let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
-        let mut r = Refined { pose, construction: cons, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, conditioning_sigma_mm, features, phantom_line_mm: None, unconfirmed, evidence };
+        let mut r = Refined { pose, construction: cons, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, conditioning_sigma_mm, features, phantom_line_mm: None, unconfirmed, sides_outside_surface, identified_at, evidence };
         if self.check_shown(&r).is_ok() {
             r.phantom_line_mm = self.phantom_line(cam, &r.pose);
         }
