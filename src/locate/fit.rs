@@ -71,6 +71,17 @@ impl Locator {
     /// the search reads finely (the wide stages need only come near it).
     pub(super) fn edge_of(&self, s: &Sample, window: (f64, f64), polarity: f32, step: f64) -> Option<(f64, f32)> {
         let found = self.grad.search_stepped(s.p, s.n, window, polarity, step)?;
+        if step < COARSE_SEARCH_STEP_PX && s.line_px.abs() < THIN_LINE_PX {
+            // A painted line narrower than the blur's reach: its flanks' gradients overlap and each peak lies
+            // outward of its edge, while the line's middle (where the gradient changes sign) stays sharp. The
+            // edge is half the line's width from it, and its sign that of the flank on its side of the middle.
+            let centre = self.grad.crease_centre(s.p, s.n, found.0, found.1);
+            if centre != found.0 {
+                let own_side = (found.0 - centre) * s.line_px < 0.0;
+                return Some((centre - 0.5 * s.line_px, if own_side { found.1 } else { -found.1 }));
+            }
+            return Some(found);
+        }
         if polarity != 0.0 && step < COARSE_SEARCH_STEP_PX && self.model.edges[s.edge].is_foot() {
             Some((self.grad.crease_centre(s.p, s.n, found.0, found.1), found.1))
         } else {

@@ -141,7 +141,7 @@ mod tests {
     use super::*;
 
     fn sample(edge: usize) -> Sample {
-        Sample { edge, t: 0.0, xc: [0.0, 0.0, 1000.0], p: [0.0, 0.0], n: [1.0, 0.0], partner_px: f64::NAN }
+        Sample { edge, t: 0.0, xc: [0.0, 0.0, 1000.0], p: [0.0, 0.0], n: [1.0, 0.0], partner_px: f64::NAN, line_px: f64::NAN }
     }
 
     /// A reading whose outline matches but whose holes do not (a floor's tiles)

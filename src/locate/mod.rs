@@ -238,6 +238,11 @@ const BORDER_MARGIN_PX: f64 = 4.0;
 const NEAR_MM: f64 = 10.0;
 /// The final verdict: a sample is an inlier when the image edge is within this of the model, px.
 const INLIER_PX: f64 = 1.0;
+/// A painted line imaged narrower than this (px between its edges) is read at its middle
+/// ([`Locator::edge_of`]): the blur (sigma [`BLUR_SIGMA_PX`]) and the Sobel's 3 px spread each edge's gradient
+/// about 2 px either way, so the two edges' peaks of a thinner line lie outward of the edges (a 1.2 px line's
+/// 2.2 px apart: varied 05, a whole 22 ft table at 5 mm a pixel, at its true pose).
+const THIN_LINE_PX: f64 = 3.0;
 /// An upright face narrower than this in the image (twice the pre-blur sigma)
 /// is seen edge-on: the blur merges its top and its foot into one line, where
 /// the gradient shows no shade of the face, only the top against the surface

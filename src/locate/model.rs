@@ -44,6 +44,9 @@ pub struct ModelEdge {
     /// How the edge moves with the construction parameters ([`BoardModel::params`]):
     /// empty for the rules-fixed features.
     pub moves: Vec<EdgeMove>,
+    /// For an edge of a painted line: the step across the line to its other edge, board mm. A line imaged
+    /// narrower than the blur's reach is read at its middle (`THIN_LINE_PX`).
+    pub line_across_mm: Option<[f64; 3]>,
 }
 
 impl ModelEdge {
@@ -184,6 +187,7 @@ pub(super) fn box_edges(edges: &mut Vec<ModelEdge>, name: &str, lo: [f64; 2], hi
             face_param: None,
             facing: None,
             moves,
+            line_across_mm: None,
         });
     }
 }
@@ -194,7 +198,7 @@ impl BoardModel {
         let len = board.surface.length_mm;
         let p = |x: f64, y: f64| BoardPoint3::new(x, y, 0.0);
         let p3 = |x: f64, y: f64, z: f64| BoardPoint3::new(x, y, z);
-        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new() };
+        let seg = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { name: name.to_string(), shape: EdgeShape::Segment { a, b }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new(), line_across_mm: None };
         let outline = |name: &str, a: BoardPoint3, b: BoardPoint3| ModelEdge { identifying: false, ..seg(name, a, b) };
         let mut edges = vec![
             outline("side +x", p(hw, 0.0), p(hw, len)),
@@ -222,8 +226,8 @@ impl BoardModel {
                         continue;
                     }
                     blocked.push((y, y + s.line_width_mm));
-                    for (edge, yy) in [("near", y), ("far", y + s.line_width_mm)] {
-                        edges.push(seg(&format!("{name} {edge} edge"), p(-hw, yy), p(hw, yy)));
+                    for (edge, yy, across) in [("near", y, s.line_width_mm), ("far", y + s.line_width_mm, -s.line_width_mm)] {
+                        edges.push(ModelEdge { line_across_mm: Some([0.0, across, 0.0]), ..seg(&format!("{name} {edge} edge"), p(-hw, yy), p(hw, yy)) });
                         cross.push(yy);
                     }
                     key_points.push((format!("{name} +x end"), p(hw, y)));
@@ -373,7 +377,7 @@ impl BoardModel {
                 for h in &w.holes {
                     blocked.push((h.y_mm - h.radius(), h.y_mm + h.radius()));
                     let name = format!("hole {} at ({}, {})", h.value, h.x_mm, h.y_mm);
-                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new() });
+                    edges.push(ModelEdge { name: format!("{name} rim"), shape: EdgeShape::Circle { centre: p(h.x_mm, h.y_mm), radius_mm: h.radius() }, identifying: true, fixed: true, face_across_mm: None, face_param: None, facing: None, moves: Vec::new(), line_across_mm: None });
                     key_points.push((format!("{name} centre"), p(h.x_mm, h.y_mm)));
                 }
                 ladders.push(Ladder { z_mm: 0.0, half_width_mm: hw, cross_lines_mm: vec![0.0, len] });

@@ -160,7 +160,7 @@ fn points_position_sigma(camera: &Camera, pose: &CameraPose, points: &[Correspon
                 }
             }
         }
-        samples.push(Sample { edge: 0, t: 0.0, xc, p: [c.pixel.u, c.pixel.v], n: [0.0, 0.0], partner_px: f64::NAN });
+        samples.push(Sample { edge: 0, t: 0.0, xc, p: [c.pixel.u, c.pixel.v], n: [0.0, 0.0], partner_px: f64::NAN, line_px: f64::NAN });
     }
     position_sigma(camera, pose, &jtj, sigma_px, &samples)
 }

@@ -245,6 +245,9 @@ pub(super) struct Sample {
     /// a foot, its foot from a top) is imaged, as a signed offset along `n`, px,
     /// at the fitted height. NaN for other edges.
     pub(super) partner_px: f64,
+    /// For an edge of a painted line: where the line's other edge is imaged, as a signed offset along `n`, px.
+    /// NaN for other edges.
+    pub(super) line_px: f64,
 }
 
 impl Sample {
@@ -365,7 +368,12 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                                 let x = [a.x_mm + t3 * (b.x_mm - a.x_mm) + d[0], a.y_mm + t3 * (b.y_mm - a.y_mm) + d[1], a.z_mm + t3 * (b.z_mm - a.z_mm) + d[2]];
                                 project(cam, pose.to_camera(BoardPoint3::new(x[0], x[1], x[2]))).map_or(f64::NAN, |q| n[0] * (q[0] - p[0]) + n[1] * (q[1] - p[1]))
                             });
-                            out.push(Sample { edge: ei, t: t3, xc, p, n, partner_px });
+                            // The line's other edge, beside this point.
+                            let line_px = e.line_across_mm.map_or(f64::NAN, |d| {
+                                let x = [a.x_mm + t3 * (b.x_mm - a.x_mm) + d[0], a.y_mm + t3 * (b.y_mm - a.y_mm) + d[1], a.z_mm + t3 * (b.z_mm - a.z_mm) + d[2]];
+                                project(cam, pose.to_camera(BoardPoint3::new(x[0], x[1], x[2]))).map_or(f64::NAN, |q| n[0] * (q[0] - p[0]) + n[1] * (q[1] - p[1]))
+                            });
+                            out.push(Sample { edge: ei, t: t3, xc, p, n, partner_px, line_px });
                         }
                     }
                 }
@@ -392,7 +400,7 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                     if n[0] * (p[0] - pc[0]) + n[1] * (p[1] - pc[1]) < 0.0 {
                         n = [-n[0], -n[1]];
                     }
-                    out.push(Sample { edge: ei, t: 0.0, xc, p, n, partner_px: f64::NAN });
+                    out.push(Sample { edge: ei, t: 0.0, xc, p, n, partner_px: f64::NAN, line_px: f64::NAN });
                 }
             }
         }
@@ -428,7 +436,7 @@ mod tests {
     }
 
     fn samples_along_x(x: f64, n: usize) -> Vec<Sample> {
-        (0..n).map(|i| Sample { edge: 0, t: 0.0, xc: [0.0, 0.0, 1000.0], p: [x, 1.0 + i as f64 * 0.05], n: [1.0, 0.0], partner_px: f64::NAN }).collect()
+        (0..n).map(|i| Sample { edge: 0, t: 0.0, xc: [0.0, 0.0, 1000.0], p: [x, 1.0 + i as f64 * 0.05], n: [1.0, 0.0], partner_px: f64::NAN, line_px: f64::NAN }).collect()
     }
 
     /// A foot seen as a thin dark line (the corner darkest): the edge search finds

@@ -37,6 +37,9 @@ impl Locator {
         const MIN_ROW_SAMPLES: usize = 20;
         // Rows stay clear of the side edges and walls.
         const SIDE_CLEARANCE_MM: f64 = 20.0;
+        // Rows stay this far (px) from the span's ends too: a painted line's gradient (the blur and the Sobel)
+        // reaches about this far beside it, wider than the span's margin in mm where a pixel is several mm.
+        const FEATURE_REACH_PX: f64 = 4.0;
         let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let hw = self.model.ladders.first().map_or(0.0, |l| l.half_width_mm) - SIDE_CLEARANCE_MM;
         if hw <= 0.0 {
@@ -47,6 +50,14 @@ impl Locator {
         for &(y0, y1) in &self.model.clear_spans_mm {
             let mut y = y0;
             while y <= y1 {
+                let px_per_mm = match (project(cam, pose.to_camera(BoardPoint3::new(0.0, y, 0.0))), project(cam, pose.to_camera(BoardPoint3::new(0.0, y + 1.0, 0.0)))) {
+                    (Some(p), Some(q)) => (q[0] - p[0]).hypot(q[1] - p[1]),
+                    _ => 0.0,
+                };
+                if (y - y0).min(y1 - y) * px_per_mm < FEATURE_REACH_PX {
+                    y += ROW_STEP_MM;
+                    continue;
+                }
                 let (a, b) = (pose.to_camera(BoardPoint3::new(-hw, y, 0.0)), pose.to_camera(BoardPoint3::new(hw, y, 0.0)));
                 let ends = (project(cam, a), project(cam, b));
                 // Only the samples of the row's part in the image can be seen.
@@ -197,6 +208,64 @@ impl Locator {
             return worst_side;
         }
         (seen >= MIN_SAMPLES).then(|| inside_nearer as f64 / seen as f64)
+    }
+
+    /// For each open end of the surface in view (an outline edge across the board with nothing standing on it),
+    /// the share of its samples where what lies just inside the end is nearer the surface's colour further in
+    /// than what lies as far beyond it, as [`Locator::surface_inside_share`] reads the sides; the least such share
+    /// and the end's name. An end read on a painted line across the surface (a board seen mirrored, the rest of
+    /// it taken to lie out of view) has the surface on both sides: about half. `None` when no end is seen at length.
+    pub(super) fn end_inside_share(&self, cam: &Camera, pose: &CameraPose) -> Option<(f64, &str)> {
+        const STRIP_PX: f64 = 3.0 * BLUR_SIGMA_PX;
+        const INTERIOR_MM: f64 = 60.0;
+        const MIN_SAMPLES: usize = 10;
+        // Samples stay clear of the corners, where the sides' own edges are.
+        const CORNER_CLEARANCE_MM: f64 = 30.0;
+        const SAMPLES_ACROSS: usize = 24;
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let colour = |p: [f64; 2]| -> Option<[f64; 3]> {
+            if !inside(p, w, h) {
+                return None;
+            }
+            let v = self.blurred.at_2d::<opencv::core::Vec3b>(p[1].round() as i32, p[0].round() as i32).ok()?;
+            Some([v[0] as f64, v[1] as f64, v[2] as f64])
+        };
+        let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        let len = self.model.key_points.iter().map(|(_, p)| p.y_mm).fold(0.0f64, f64::max);
+        let mut worst: Option<(f64, &str)> = None;
+        for e in self.model.edges.iter().filter(|e| e.is_open_outline()) {
+            let EdgeShape::Segment { a, b } = e.shape else { continue };
+            if (a.y_mm - b.y_mm).abs() > 1e-6 || (b.x_mm - a.x_mm).abs() <= 2.0 * CORNER_CLEARANCE_MM {
+                continue;
+            }
+            // Inward: towards the board's middle along its length.
+            let inward = if a.y_mm < len / 2.0 { 1.0 } else { -1.0 };
+            let (x0, x1) = (a.x_mm.min(b.x_mm) + CORNER_CLEARANCE_MM, a.x_mm.max(b.x_mm) - CORNER_CLEARANCE_MM);
+            let (mut seen, mut nearer) = (0usize, 0usize);
+            for i in 0..=SAMPLES_ACROSS {
+                let x = x0 + (x1 - x0) * i as f64 / SAMPLES_ACROSS as f64;
+                let edge = project(cam, pose.to_camera(BoardPoint3::new(x, a.y_mm, 0.0)));
+                let far = project(cam, pose.to_camera(BoardPoint3::new(x, a.y_mm + inward * INTERIOR_MM, 0.0)));
+                let (Some(ep), Some(fp)) = (edge, far) else { continue };
+                let d = [fp[0] - ep[0], fp[1] - ep[1]];
+                let l = d[0].hypot(d[1]);
+                if l < 2.0 * STRIP_PX {
+                    continue;
+                }
+                let n = [d[0] / l, d[1] / l];
+                let at = |k: f64| colour([ep[0] + k * n[0], ep[1] + k * n[1]]);
+                let (Some(cin), Some(cout), Some(cfar)) = (at(STRIP_PX), at(-STRIP_PX), colour(fp)) else { continue };
+                seen += 1;
+                nearer += usize::from(dist(cin, cfar) < dist(cout, cfar));
+            }
+            if seen >= MIN_SAMPLES {
+                let share = nearer as f64 / seen as f64;
+                if worst.is_none_or(|(w, _)| share < w) {
+                    worst = Some((share, e.name.as_str()));
+                }
+            }
+        }
+        worst
     }
 
     /// The checks of [`Locator::check`] that come before the straight line
@@ -401,6 +470,8 @@ impl Locator {
         let sides_outside_surface = surface_share.is_some_and(|s| s < MIN_SURFACE_INSIDE);
         let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
             Some(format!("only {:.0} % of the surface inside the fitted outline looks like the playing surface (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
+        } else if let Some((share, end)) = self.end_inside_share(cam, &pose).filter(|(s, _)| *s < MIN_SURFACE_INSIDE) {
+            Some(format!("the surface seems to go on past the fitted {end}: only {:.0} % of it has the surface just inside and something else beyond (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
         } else if id_inliers < MIN_IDENTIFYING_INLIERS {
             Some(format!("its lines, holes or gate bar are not in view where the fit puts them ({id_inliers} edge samples confirm; needs {MIN_IDENTIFYING_INLIERS})"))
         } else if (id_inliers as f64) < MIN_IDENTIFYING_COVERAGE * id_samples as f64 {
