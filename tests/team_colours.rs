@@ -186,6 +186,27 @@ fn rails_in_a_teams_colour_are_the_table_not_a_cast_over_its_pieces() {
 }
 
 #[test]
+fn colours_are_learned_beside_prints_and_lines_in_the_teams_hues() {
+    // Varied scene 00: the red pieces render pink (hue 342-349, under a 2860 K white balance), outside the
+    // standard red; the table's own paint shares the teams' hues (numbers printed in the red and blue paints,
+    // dark red lines). The colour learned from the pieces takes in board cells of the printed numbers (which the
+    // standard red marks already) and of the lines (thin runs no colour's mask keeps): neither is board the
+    // learned colour newly reads. Before, both learned colours were refused as "the board's too", the red
+    // pieces left unread and the frame flagged.
+    let dir = root().join("fixtures/varied/00-shuffleboard-22ft-plain-end-brown");
+    let f = Fixture::load(&dir).unwrap();
+    let scene = (Frame::load(&f.image_path()).unwrap(), f);
+    let report = score_scene(&scene, DetectorConfig::default());
+    assert_eq!(report.teams_source, TeamsSource::Learned, "{:?} {:?}", report.teams, report.review_reasons);
+    let (_, f) = &scene;
+    for t in f.truth.pieces.iter().filter(|t| t.in_frame) {
+        let c = t.footprint.centre;
+        let read = report.pieces.iter().any(|p| p.team == t.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM && p.call == t.call.name());
+        assert!(read, "{} not read: {:?} {:?}", t.id, report.pieces, report.review_reasons);
+    }
+}
+
+#[test]
 fn pale_pieces_are_learned_from_the_frame_and_read() {
     // Paint washed out below its team's standard floor is still paint: learned
     // from the frame (hue and a floor fitted to it), every piece is read.

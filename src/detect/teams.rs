@@ -5,7 +5,7 @@
 //! being dropped.
 
 use super::grid::{blobs_of, open_in_place, set_cells};
-use super::proposals::{Blob, THIN_RUN_MM};
+use super::proposals::{Blob, COVER_SLACK, THIN_RUN_MM};
 use super::verify::Ctx;
 use super::{ColourClass, DetectError, Detections, TeamColour, Unexplained, BLUE, RED};
 use crate::measure::ColourView;
@@ -363,7 +363,8 @@ pub(super) fn learn(cx: &Ctx, board: Option<f32>, standard: &[TeamColour]) -> Op
             *m = 255;
         }
     }
-    open_in_place(&mut mask, (THIN_RUN_MM / g.step).ceil().clamp(1.0, 255.0) as i32);
+    let thin_cells = (THIN_RUN_MM / g.step).ceil().clamp(1.0, 255.0) as i32;
+    open_in_place(&mut mask, thin_cells);
     let blobs: Vec<Blob> = blobs_of(&mask)
         .into_iter()
         .map(|cells| Blob::of(g, cells, cx.geo.shape.radius_mm))
@@ -386,17 +387,23 @@ pub(super) fn learn(cx: &Ctx, board: Option<f32>, standard: &[TeamColour]) -> Op
         }));
     }
     // Everything else in view (the board, its sides and surroundings): the
-    // cells outside every piece blob learned from.
+    // cells outside every piece blob learned from and its fringe (a piece's rim,
+    // side and shadow tint lie just outside the blob the opening left, in the
+    // piece's own colour: they are no part of the board).
     let in_blob = {
-        let mut m = vec![false; h.len()];
+        let mut m = GrayImage::new(g.cols, g.rows);
         for b in &blobs {
             for &(c, r) in &b.cells {
-                m[r as usize * cols + c as usize] = true;
+                m.put_pixel(c as u32, r as u32, image::Luma([255]));
             }
         }
-        m
+        let fringe = ((COVER_SLACK - 1.0) * cx.geo.shape.radius_mm / g.step).ceil().clamp(1.0, 255.0) as u8;
+        imageproc::morphology::dilate(&m, imageproc::distance_transform::Norm::LInf, fringe).into_raw().into_iter().map(|v| v > 0).collect::<Vec<bool>>()
     };
-    let board_cells: Vec<[f32; 3]> = (0..h.len()).filter(|&i| !h[i].is_nan() && !in_blob[i]).map(|i| [h[i], s[i], v[i]]).collect();
+    // Cells a team's colour marks already (a number printed on the board in a team's paint, which the standard
+    // colour reads as well) are no board the learned colour would newly take in.
+    let marked = |i: usize| cx.masks.iter().any(|m| m.as_raw()[i] > 0);
+    let board_cell: Vec<bool> = (0..h.len()).map(|i| !h[i].is_nan() && !in_blob[i] && !marked(i)).collect();
     let names = name_colours(&centres, standard);
     let mut teams = standard.to_vec();
     let mut doubts = Vec::new();
@@ -415,7 +422,17 @@ pub(super) fn learn(cx: &Ctx, board: Option<f32>, standard: &[TeamColour]) -> Op
         let mut min_saturation = (LEARN_SATURATION_FRACTION * p10).clamp(LEARN_MIN_SATURATION, RED.min_saturation);
         // The board's own cells of this hue must stay out: the floor rises
         // above their saturation, if the pieces' cells mostly clear it.
-        let mut board_sats: Vec<f32> = board_cells.iter().filter(|c| hue_distance(c[0], hue) <= tol && c[2] >= BLUE.min_value).map(|c| c[1]).collect();
+        // Only board cells the learned colour would mark in blobs: its mask is opened as every colour's is, and
+        // a painted line of the team's hue (dark red lines on a board read with red pieces) is a thin run that
+        // never becomes one.
+        let mut window = GrayImage::new(g.cols, g.rows);
+        for (i, m) in window.iter_mut().enumerate() {
+            if board_cell[i] && hue_distance(h[i], hue) <= tol && v[i] >= BLUE.min_value && s[i] >= min_saturation {
+                *m = 255;
+            }
+        }
+        open_in_place(&mut window, thin_cells);
+        let mut board_sats: Vec<f32> = set_cells(&window).map(|i| s[i]).collect();
         board_sats.sort_by(f32::total_cmp);
         let allowed = (BOARD_MIX_MAX_PIECES * std::f64::consts::PI * cx.geo.shape.radius_mm.powi(2) / (g.step * g.step)) as usize;
         if board_sats.len() > allowed {
