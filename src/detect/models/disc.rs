@@ -96,6 +96,8 @@ pub(super) struct DiscModel {
     compartments_end_mm: f64,
     /// The gate bar's player-side face.
     gate_front_mm: f64,
+    /// The gate's openings across the board, `(left, right)` (mm): the bar stands between them.
+    openings: Vec<(f64, f64)>,
     /// The walls' inner faces, this far (mm) either side of the centre line.
     half_width_mm: f64,
     /// How far (mm) a disc flat on the surface may seem to cross a partition or a wall and still be taken to
@@ -117,6 +119,7 @@ impl DiscModel {
             on_partition_z_mm: s.construction.partition_height_mm + s.disc_thickness_mm,
             compartments_end_mm: s.gate_back_mm,
             gate_front_mm: s.gate_front_mm,
+            openings: s.openings(),
             half_width_mm: board_half_width,
             overlap_tolerance_mm: SOLID_OVERLAP_MM + OVERLAP_POSE_SIGMAS * pose_sigma_mm.max(0.0),
         }
@@ -145,7 +148,9 @@ impl DiscModel {
     fn on_partition_or_gate_bar(&self, p: BoardPoint, margin_mm: f64) -> bool {
         let m = margin_mm;
         let on_partition = p.y_mm < self.compartments_end_mm + m && self.partitions.iter().any(|q| (p.x_mm - q).abs() < self.half_partition_mm + m);
-        let on_gate_bar = p.y_mm > self.compartments_end_mm - m && p.y_mm < self.gate_front_mm + m;
+        // The bar stands between the openings: a disc passing through one lies on the surface there.
+        let in_opening = self.openings.iter().any(|&(l, r)| p.x_mm > l + m && p.x_mm < r - m);
+        let on_gate_bar = p.y_mm > self.compartments_end_mm - m && p.y_mm < self.gate_front_mm + m && !in_opening;
         on_partition || on_gate_bar
     }
 
@@ -571,6 +576,17 @@ mod tests {
         assert!((by - 6.0).abs() < 1e-9 && what == "a wall", "{by} {what}");
         // Partitions stand only in the compartments: on the field the same x is free.
         assert!(m.into_solid(BoardPoint::new(25.0, 800.0)).is_none());
+    }
+
+    #[test]
+    fn the_gate_bar_stands_between_its_openings() {
+        let m = model();
+        // The bar occupies 100 <= y <= 120; compartment 3's opening spans x = 20..80.
+        assert!(!m.on_partition_or_gate_bar(BoardPoint::new(50.0, 110.0), 0.0), "a disc passing through the opening");
+        assert!(m.on_partition_or_gate_bar(BoardPoint::new(100.0, 110.0), 0.0), "the block between two openings");
+        // Within the faces' margin of an opening's side, the block's wood.
+        assert!(m.on_partition_or_gate_bar(BoardPoint::new(22.0, 110.0), 5.0));
+        assert!(!m.on_partition_or_gate_bar(BoardPoint::new(50.0, 110.0), 5.0));
     }
 
     #[test]
