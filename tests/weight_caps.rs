@@ -129,6 +129,40 @@ fn without_the_cap_given_its_radius_is_learned_from_the_weights() {
 }
 
 #[test]
+fn a_cap_is_learned_from_weights_only_the_learned_colours_find() {
+    // Weights in magenta (hue 314) and teal (hue 180), which the standard colours do not read: the
+    // first reading finds no weight to learn the cap from, the colours are learned from the frame, and the
+    // weights they find show the cap. Before, the cap was tried on the first reading only: every weight was
+    // read with the body's outline and doubted ("outline radius 22 mm, expected 29.4 mm").
+    let r = rendered();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes").join(FIXTURE);
+    let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
+    let Layout::Shuffleboard(s) = &ls.board.layout else { panic!("a shuffleboard scene") };
+    let weight = |team, n, at: BoardPoint| PieceSpec { id: PieceId::of_team(team, n), kind: PieceKind::Weight, x_mm: at.x_mm, y_mm: at.y_mm, z_mm: None, tilt_deg: 0.0, tilt_towards_deg: 0.0 };
+    let (trey, deuce) = (s.lines.trey_line_mm, s.lines.deuce_line_mm);
+    ls.scene.pieces = vec![
+        weight(Team::Red, 1, r.truth.centre),
+        weight(Team::Red, 2, BoardPoint::new(120.0, deuce + 60.0)),
+        weight(Team::Blue, 1, BoardPoint::new(80.0, deuce + 150.0)),
+        weight(Team::Blue, 2, BoardPoint::new(-120.0, trey + 250.0)),
+    ];
+    // sRGB (0.75, 0.10, 0.60) and (0.10, 0.70, 0.70), as linear values.
+    (ls.scene.appearance.red_colour, ls.scene.appearance.blue_colour) = ([0.522, 0.010, 0.319], [0.010, 0.448, 0.448]);
+    ls.scene.appearance.weight_look = Some(WeightLook { cap_radius_mm: CAP_RADIUS_MM, cap_number: Some("7".into()), cap_print_colour: [0.85, 0.85, 0.82] });
+    let img = boardcall::render::render(&ls, 2);
+    let scratch = common::scratch("weight_caps", "learned-colours");
+    let path = scratch.join("image.png");
+    img.save(&path).unwrap();
+    let frame = Frame::load(&path).unwrap();
+    let report = score_frame(&frame, &r.board, &r.camera, PoseInput::Trusted(r.pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
+    assert_eq!(report.teams_source, boardcall::detect::TeamsSource::Learned, "{:?}", report.review_reasons);
+    let cap = report.weight_cap.unwrap_or_else(|| panic!("no cap learned: {:?}", report.review_reasons));
+    assert!(cap.learned && (cap.radius_mm - CAP_RADIUS_MM).abs() < LEARNED_TOLERANCE_MM, "{cap:?}");
+    assert_eq!(report.pieces.len(), 4, "{:?}", report.pieces);
+    assert!(report.pieces.iter().all(|p| !p.doubt.as_deref().unwrap_or_default().contains("outline radius")), "{:?}", report.pieces);
+}
+
+#[test]
 fn an_impossible_cap_is_a_configuration_error() {
     let r = rendered();
     for cap in [2.0, 45.0, f64::NAN] {

@@ -325,23 +325,8 @@ impl Detector {
             return Ok(out);
         }
         // Weights whose outlines agree on a cap smaller than the body, with no
-        // cap given: the frame is read again with that cap, which stands if it
-        // finds as many pieces and leaves fewer in doubt (and then for the
-        // next frames too).
-        if self.cfg.weight_cap_radius_mm.is_none() {
-            if let Some(radius) = caps::learned_cap(&self.geo.board, &out, self.geo.shape.top_z_mm) {
-                let cap = WeightCap { radius_mm: Some(radius), ..self.cfg.weight_cap() };
-                let before = (std::mem::replace(&mut self.model, models::model_for(&self.geo.board, cap, self.cfg.pose_sigma_mm)), self.geo.shape);
-                self.geo.shape = self.model.shape();
-                let again = self.find(frame);
-                let in_doubt = |d: &Detections| d.pieces.iter().filter(|p| p.doubt.is_some()).count();
-                if again.pieces.len() >= out.pieces.len() && in_doubt(&again) < in_doubt(&out) {
-                    (self.cfg.weight_cap_radius_mm, self.cap_learned, out) = (Some(radius), true, again);
-                } else {
-                    (self.model, self.geo.shape) = before;
-                }
-            }
-        }
+        // cap given: the frame is read again with that cap (below).
+        out = self.with_learned_cap(frame, out);
         // Piece-sized paint no team's colour explains: with the standard
         // colours, the teams' colours are learned from this frame and the
         // frame read again; what is still unexplained needs review.
@@ -359,6 +344,9 @@ impl Detector {
                 let casts = |d: &Detections| d.unexplained.iter().filter(|u| u.area_mm2 > teams::cast_area(&self.geo)).count();
                 if still.len() < strays.len() && casts(&again) <= casts(&out) {
                     (self.cfg.teams_source, self.team_doubts) = (TeamsSource::Learned, learned.doubts);
+                    // The weights the learned colours find may show the cap the first reading could not.
+                    let again = self.with_learned_cap(frame, again);
+                    let still = self.stray_colour(frame, &again);
                     (out, strays) = (again, still);
                 } else {
                     self.cfg.teams = standard;
@@ -368,6 +356,28 @@ impl Detector {
         }
         out.unexplained.extend(strays);
         Ok(out)
+    }
+
+    /// `out` read again with the cap its weights' outlines agree on, where the set-up gives no cap radius and
+    /// they show one smaller than the body: the reading with the cap stands if it finds as many pieces and
+    /// leaves fewer in doubt (and the cap then stands for the next frames too); otherwise `out` as it was.
+    fn with_learned_cap(&mut self, frame: &ColourView, out: Detections) -> Detections {
+        if self.cfg.weight_cap_radius_mm.is_some() {
+            return out;
+        }
+        let Some(radius) = caps::learned_cap(&self.geo.board, &out, self.geo.shape.top_z_mm) else { return out };
+        let cap = WeightCap { radius_mm: Some(radius), ..self.cfg.weight_cap() };
+        let before = (std::mem::replace(&mut self.model, models::model_for(&self.geo.board, cap, self.cfg.pose_sigma_mm)), self.geo.shape);
+        self.geo.shape = self.model.shape();
+        let again = self.find(frame);
+        let in_doubt = |d: &Detections| d.pieces.iter().filter(|p| p.doubt.is_some()).count();
+        if again.pieces.len() >= out.pieces.len() && in_doubt(&again) < in_doubt(&out) {
+            (self.cfg.weight_cap_radius_mm, self.cap_learned) = (Some(radius), true);
+            again
+        } else {
+            (self.model, self.geo.shape) = before;
+            out
+        }
     }
 
     /// Proposals and verification by the piece model, over this frame's masks.
