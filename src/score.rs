@@ -350,6 +350,7 @@ impl Session {
             crate::model::refine_washers(board, &states, &mut detections);
             place_leaners(det, view, board, &mut detections);
             place_cup_washers(det, view, board, &mut detections);
+            drop_contradicted_cup_washers(det, view, board, &mut detections);
             model_only_to_review(board, &mut detections);
             // Two parts of one piece's colour, measured apart and placed by one
             // pose (a leaner's part above the surface and its part in the hole): one piece.
@@ -526,6 +527,21 @@ fn place_cup_washers(det: &Detector, view: &ColourView, board: &Board, detection
             d.measured_by = MeasuredBy::FloorColour;
         }
     }
+}
+
+/// Washers the hole model alone saw flat in a cup where the cup's floor in view shows none of their team's paint:
+/// the learned model proposes, the image decides ([`Detector::cup_floor_shows_none`]); such a claim is dropped.
+/// Claims the floor cannot check (a leaner, a floor mostly hidden) stay for review.
+fn drop_contradicted_cup_washers(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
+    let Some(w) = board.washer() else { return };
+    let measured: Vec<crate::detect::Detection> = detections.pieces.iter().filter(|d| d.measured_by != MeasuredBy::HoleModel).cloned().collect();
+    detections.pieces.retain(|d| {
+        if d.measured_by != MeasuredBy::HoleModel || d.tilt_deg.abs() > 1.0 {
+            return true;
+        }
+        let (Some(team), Some(hole)) = (d.team, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())) else { return true };
+        !det.cup_floor_shows_none(view, hole, team, &measured)
+    });
 }
 
 /// The most pieces of one side a game on this board puts in play.

@@ -484,6 +484,17 @@ impl Detector {
     }
 }
 
+impl Detector {
+    /// Whether hole `hole`'s floor, seen past the pieces `over`, shows no paint of `team` where a washer lying
+    /// flat on it would be seen, over enough of the floor to tell: the image contradicts a flat washer there.
+    pub fn cup_floor_shows_none(&self, frame: &ColourView, hole: usize, team: Team, over: &[Detection]) -> bool {
+        let Some(class) = self.cfg.teams.iter().position(|t| t.team == team) else { return false };
+        let cx = self.context(frame);
+        let hiding = sight::Occluders::new(over.iter().map(|d| cx.occluder(d)).collect());
+        models::cup_floor_shows_none(&cx.hidden_by(&hiding), hole, class)
+    }
+}
+
 /// Whether two detections are one piece found twice: centres closer than a
 /// fraction of a radius at about one height (two flat pieces cannot overlap so
 /// far; a washer on another in a cup lies 3.2 mm higher, and is told from it

@@ -114,6 +114,11 @@ pub(super) fn place_on_cup_floor(cx: &Ctx, hole: usize, class: usize) -> Option<
     stack::cup_template(cx, cx.geo.board.washer()?, hole, class)
 }
 
+/// Whether hole `hole`'s floor in view shows no paint of team `class` where a flat washer would be seen.
+pub(super) fn cup_floor_shows_none(cx: &Ctx, hole: usize, class: usize) -> bool {
+    cx.geo.board.washer().is_some_and(|w| stack::cup_floor_shows_none(cx, w, hole, class))
+}
+
 /// Measures a washer leaning in hole `hole`.
 pub(super) fn measure_leaner(cx: &Ctx, hole: usize, class: usize) -> Option<LeanerFit> {
     leaner::measure_leaner(cx, cx.geo.board.washer()?, hole, cx.colour(class)?)

@@ -297,6 +297,44 @@ fn upper_of(cx: &Ctx, a: &Detection, b: &Detection, w: &WasherBoard) -> Option<b
     }
 }
 
+/// Whether hole `hole`'s floor, where a washer lying flat on it would be seen, shows no paint of team `class`
+/// over an area a washer would cover: at least [`EMPTY_CUP_MIN_SEEN`] of a washer's area of the floor in view, and
+/// team-coloured cells under [`EMPTY_CUP_MAX_PAINT`] of it. What the hole model claims there is then
+/// contradicted by the image (a washer flat in the cup would show); `false` where too little of the floor shows
+/// to tell (a deep cup seen at a slant).
+pub(super) fn cup_floor_shows_none(cx: &Ctx, w: &WasherBoard, hole: usize, class: usize) -> bool {
+    let Some(colour) = cx.colour(class) else { return false };
+    let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
+    let h = w.holes[hole];
+    let cell = CUP_TEMPLATE_CELL_MM;
+    let half = (h.radius() / cell).ceil() as i32;
+    let (mut seen, mut painted) = (0usize, 0usize);
+    for dy in -half..=half {
+        for dx in -half..=half {
+            if (dx as f64).hypot(dy as f64) * cell > h.radius() {
+                continue;
+            }
+            let p = BoardPoint3::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell, bottom_top);
+            if !cx.sees(p) {
+                continue;
+            }
+            let Some(hsv) = cx.hsv_at(p) else { continue };
+            seen += 1;
+            painted += usize::from(colour.contains(hsv));
+        }
+    }
+    let washer_cells = std::f64::consts::PI * cx.geo.shape.radius_mm.powi(2) / (cell * cell);
+    seen as f64 >= EMPTY_CUP_MIN_SEEN * washer_cells && (painted as f64) < EMPTY_CUP_MAX_PAINT * washer_cells
+}
+
+/// A cup's floor shows a washer lying flat on it when at least this share of a washer's area is in view (half a
+/// washer: the rest may lie under the rim) ...
+const EMPTY_CUP_MIN_SEEN: f64 = 0.5;
+/// ... and an empty one when less than this share of a washer's area has the team's colour: a washer flat in view
+/// there shows at least half its ring (about 40 % of its disc's area), the floor's shading and a neighbour's
+/// colour fringe a few per cent.
+const EMPTY_CUP_MAX_PAINT: f64 = 0.05;
+
 /// A washer on a cup's floor whose outline the rim (or a washer over it)
 /// hides too much to fit: placed where the washer's ring best covers the
 /// team's colour seen on the floor and its surroundings show none. The cup
