@@ -306,7 +306,7 @@ pub(super) fn cup_floor_shows_none(cx: &Ctx, w: &WasherBoard, hole: usize, class
     let Some(colour) = cx.colour(class) else { return false };
     let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
     let h = w.holes[hole];
-    let cell = CUP_TEMPLATE_CELL_MM;
+    let cell = EMPTY_CUP_CELL_MM;
     let half = (h.radius() / cell).ceil() as i32;
     let (mut seen, mut painted) = (0usize, 0usize);
     for dy in -half..=half {
@@ -327,6 +327,9 @@ pub(super) fn cup_floor_shows_none(cx: &Ctx, w: &WasherBoard, hole: usize, class
     seen as f64 >= EMPTY_CUP_MIN_SEEN * washer_cells && (painted as f64) < EMPTY_CUP_MAX_PAINT * washer_cells
 }
 
+/// The floor is read on a lattice this fine (mm): a washer's ring is 16 mm wide, and the shares below need no
+/// finer count (placing a washer by its colour reads every half millimetre).
+const EMPTY_CUP_CELL_MM: f64 = 1.0;
 /// A cup's floor shows a washer lying flat on it when at least this share of a washer's area is in view (half a
 /// washer: the rest may lie under the rim) ...
 const EMPTY_CUP_MIN_SEEN: f64 = 0.5;
