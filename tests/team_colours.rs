@@ -326,3 +326,21 @@ colour = { hue_deg = 270.0, hue_tolerance_deg = 20.0, min_saturation = 0.25, min
         assert!(e.to_string().contains("teams"), "{e}");
     }
 }
+
+#[test]
+fn pieces_touching_rails_of_their_teams_colour_are_found_by_their_outline() {
+    // Varied scene 07: red rails round the table; a red corner hanger and a red weight by the end rail touch them,
+    // their colour one with the rails' region, which is set aside (larger than all of a team's pieces). Their
+    // crisp round outlines, faced in red, are measured as red weights. Before, both were left unread (the frame
+    // flagged, the round's score wrong).
+    let dir = root().join("fixtures/varied/07-shuffleboard-22ft-corner_hanger-end-fisheye");
+    let f = Fixture::load(&dir).unwrap();
+    let scene = (Frame::load(&f.image_path()).unwrap(), f);
+    let report = score_scene(&scene, DetectorConfig::default());
+    let (_, f) = &scene;
+    for t in f.truth.pieces.iter().filter(|t| t.in_frame) {
+        let c = t.footprint.centre;
+        let read = report.pieces.iter().any(|p| p.team == t.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM && p.call == t.call.name());
+        assert!(read, "{} not read: {:?} {:?}", t.id, report.pieces, report.review_reasons);
+    }
+}

@@ -1,8 +1,9 @@
-//! Shape before colour: round outlines of a piece's size that no team's colour
-//! explains (a pale cap on a board of nearly its hue, a washer of a colour no
-//! one gave) are found by shape, verified as crisp circles unlike the board
-//! round them, and reported unexplained: the frame needs review, the piece is
-//! never silently dropped.
+//! Shape before colour: round outlines of a piece's size that no piece found
+//! accounts for (a pale cap on a board of nearly its hue, a washer of a colour no
+//! one gave, a piece whose colour joined a rail's of its team's colour) are found
+//! by shape and verified as crisp circles unlike the board round them; one faced
+//! in a team's paint is measured as that team's piece, the rest reported
+//! unexplained: the frame needs review, the piece is never silently dropped.
 
 use crate::detect::proposals::{self, MIN_PIECE_SEPARATION};
 use crate::detect::verify::{Ctx, MAX_RADIUS_ERROR_MM};
@@ -61,6 +62,16 @@ pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f6
         if !round || !surface.contains(f) || accounted(out, f) || contrast(cx, f, r, top_z_mm, face) < OUTLINE_MIN_CONTRAST {
             continue;
         }
+        // A crisp round outline whose face is a team's paint is that team's piece, which the colour blobs did
+        // not give (its colour joined a region of the team's colour larger than pieces: a rail, a print):
+        // measured as any piece of the team is.
+        if let Some(k) = team_of_face(cx, f, r, top_z_mm, face) {
+            let team = cx.teams[k].team;
+            if let Some(d) = cx.measure(Footprint::new(f, r), Some(team), k).ok().filter(|d| d.doubt.is_none() && d.footprint.centre.distance(f) < r) {
+                out.pieces.push(d);
+                continue;
+            }
+        }
         let kind = cx.geo.shape.kind;
         let what = kind.name();
         out.unexplained.push(Unexplained {
@@ -77,6 +88,30 @@ pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f6
         });
     }
 }
+
+/// The team whose colour most of the face rings `face` (fractions of radius `r`) round `c` at height `top` have,
+/// if one has at least [`FACE_TEAM_SHARE`] of the samples in view.
+fn team_of_face(cx: &Ctx, c: BoardPoint, r: f64, top: f64, face: &[f64]) -> Option<usize> {
+    let mut counts = vec![0usize; cx.teams.len()];
+    let mut seen = 0usize;
+    for &k_r in face {
+        for k in 0..CONTRAST_ANGLES {
+            let t = std::f64::consts::TAU * k as f64 / CONTRAST_ANGLES as f64;
+            let p = BoardPoint::new(c.x_mm + k_r * r * t.cos(), c.y_mm + k_r * r * t.sin()).at_height(top);
+            let Some(hsv) = cx.hsv_at(p) else { continue };
+            seen += 1;
+            for (n, team) in counts.iter_mut().zip(cx.teams) {
+                *n += usize::from(team.colour.contains(hsv));
+            }
+        }
+    }
+    let (k, &n) = counts.iter().enumerate().max_by_key(|(_, n)| **n)?;
+    (seen > 0 && n as f64 >= FACE_TEAM_SHARE * seen as f64).then_some(k)
+}
+
+/// A face is a team's paint where this share of its samples has the team's colour: a cap's print, glare and
+/// shading take a few tenths at most.
+const FACE_TEAM_SHARE: f64 = 0.6;
 
 /// How far the mean colour on the rings `face` (fractions of radius `r`) round
 /// `c` at height `top` lies from that of the rings [`AROUND`] at the same
