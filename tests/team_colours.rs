@@ -97,6 +97,21 @@ fn every_piece_read(report: &FrameReport) {
     every_piece_read_in(scene(), report)
 }
 
+/// A committed scene of `fixtures/varied`: its frame and fixture.
+fn varied(name: &str) -> (Frame, Fixture) {
+    let f = Fixture::load(&root().join("fixtures/varied").join(name)).unwrap();
+    (Frame::load(&f.image_path()).unwrap(), f)
+}
+
+/// Every true piece in view is reported with its team, at its place, with its call.
+fn every_piece_in_view_read((_, f): &(Frame, Fixture), report: &FrameReport) {
+    for t in f.truth.pieces.iter().filter(|t| t.in_frame) {
+        let c = t.footprint.centre;
+        let read = report.pieces.iter().any(|p| p.team == t.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM && p.call == t.call.name());
+        assert!(read, "{} not read: {:?} {:?}", t.id, report.pieces, report.review_reasons);
+    }
+}
+
 fn every_piece_read_in((_, f): &(Frame, Fixture), report: &FrameReport) {
     for t in &f.truth.pieces {
         let found = report.pieces.iter().find(|p| {
@@ -193,17 +208,10 @@ fn colours_are_learned_beside_prints_and_lines_in_the_teams_hues() {
     // standard red marks already) and of the lines (thin runs no colour's mask keeps): neither is board the
     // learned colour newly reads. Before, both learned colours were refused as "the board's too", the red
     // pieces left unread and the frame flagged.
-    let dir = root().join("fixtures/varied/00-shuffleboard-22ft-plain-end-brown");
-    let f = Fixture::load(&dir).unwrap();
-    let scene = (Frame::load(&f.image_path()).unwrap(), f);
+    let scene = varied("00-shuffleboard-22ft-plain-end-brown");
     let report = score_scene(&scene, DetectorConfig::default());
     assert_eq!(report.teams_source, TeamsSource::Learned, "{:?} {:?}", report.teams, report.review_reasons);
-    let (_, f) = &scene;
-    for t in f.truth.pieces.iter().filter(|t| t.in_frame) {
-        let c = t.footprint.centre;
-        let read = report.pieces.iter().any(|p| p.team == t.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM && p.call == t.call.name());
-        assert!(read, "{} not read: {:?} {:?}", t.id, report.pieces, report.review_reasons);
-    }
+    every_piece_in_view_read(&scene, &report);
 }
 
 #[test]
@@ -333,14 +341,7 @@ fn pieces_touching_rails_of_their_teams_colour_are_found_by_their_outline() {
     // their colour one with the rails' region, which is set aside (larger than all of a team's pieces). Their
     // crisp round outlines, faced in red, are measured as red weights. Before, both were left unread (the frame
     // flagged, the round's score wrong).
-    let dir = root().join("fixtures/varied/07-shuffleboard-22ft-corner_hanger-end-fisheye");
-    let f = Fixture::load(&dir).unwrap();
-    let scene = (Frame::load(&f.image_path()).unwrap(), f);
+    let scene = varied("07-shuffleboard-22ft-corner_hanger-end-fisheye");
     let report = score_scene(&scene, DetectorConfig::default());
-    let (_, f) = &scene;
-    for t in f.truth.pieces.iter().filter(|t| t.in_frame) {
-        let c = t.footprint.centre;
-        let read = report.pieces.iter().any(|p| p.team == t.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM && p.call == t.call.name());
-        assert!(read, "{} not read: {:?} {:?}", t.id, report.pieces, report.review_reasons);
-    }
+    every_piece_in_view_read(&scene, &report);
 }

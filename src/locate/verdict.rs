@@ -23,6 +23,13 @@ pub(super) fn evidence_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, usi
 /// renders, right readings measure 0.8 and more, readings on a gutter's or rail's outline 0.5 and less.
 pub(super) const MIN_SURFACE_INSIDE: f64 = 0.6;
 
+/// The surface-inside checks compare colours this far (px) either side of the outline: just off the edge, past
+/// its blur ...
+const STRIP_PX: f64 = 3.0 * BLUR_SIGMA_PX;
+/// ... with the surface's this far (mm) inside it: far enough in to be past any gutter, rail or wall band a wrong
+/// pose could take for the edge, near enough to share its light; less than a quarter of the narrowest board.
+const INTERIOR_MM: f64 = 60.0;
+
 /// A painted line shows along most of its length; pieces cover at most a few tenths of a row: a straight edge over
 /// this share of the surface's width is a line across it.
 const PHANTOM_ROW_FRACTION: f64 = 0.6;
@@ -148,25 +155,10 @@ impl Locator {
     /// with the surface's colour [`INTERIOR_MM`] further in: the inside must be the
     /// nearer. `None` when the sides are not seen at length.
     pub(super) fn surface_inside_share(&self, cam: &Camera, pose: &CameraPose) -> Option<f64> {
-        // Just off the edge, past its blur.
-        const STRIP_PX: f64 = 3.0 * BLUR_SIGMA_PX;
-        // Far enough in to be past any gutter, rail or wall band a wrong pose could
-        // take for the edge, near enough to share its light; less than a quarter of
-        // the narrowest board.
-        const INTERIOR_MM: f64 = 60.0;
         const MIN_SAMPLES: usize = 20;
         let Some(ladder) = self.model.ladders.first() else { return None };
         let hw = ladder.half_width_mm;
-        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let len = self.model.key_points.iter().map(|(_, p)| p.y_mm).fold(0.0f64, f64::max);
-        let colour = |p: [f64; 2]| -> Option<[f64; 3]> {
-            if !inside(p, w, h) {
-                return None;
-            }
-            let v = self.blurred.at_2d::<opencv::core::Vec3b>(p[1].round() as i32, p[0].round() as i32).ok()?;
-            Some([v[0] as f64, v[1] as f64, v[2] as f64])
-        };
-        let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
         // Each side's foot of a wall is judged on its own: a pose that reads a wall's
         // top as its foot has the wall's face just inside that side, and the other
         // side (seen from across the board, its foot against the surface) must not
@@ -184,19 +176,9 @@ impl Locator {
                 if wall_feet && self.model.hidden([sign * hw, y, 0.0], eye) {
                     continue;
                 }
-                let edge = project(cam, pose.to_camera(BoardPoint3::new(sign * hw, y, 0.0)));
-                let far = project(cam, pose.to_camera(BoardPoint3::new(sign * (hw - INTERIOR_MM), y, 0.0)));
-                let (Some(e), Some(f)) = (edge, far) else { continue };
-                let d = [f[0] - e[0], f[1] - e[1]];
-                let l = d[0].hypot(d[1]);
-                if l < 2.0 * STRIP_PX {
-                    continue;
-                }
-                let n = [d[0] / l, d[1] / l];
-                let at = |k: f64| colour([e[0] + k * n[0], e[1] + k * n[1]]);
-                let (Some(cin), Some(cout), Some(cfar)) = (at(STRIP_PX), at(-STRIP_PX), colour(f)) else { continue };
+                let Some(nearer) = self.inside_is_nearer(cam, pose, BoardPoint3::new(sign * hw, y, 0.0), BoardPoint3::new(sign * (hw - INTERIOR_MM), y, 0.0)) else { continue };
                 seen += 1;
-                inside_nearer += usize::from(dist(cin, cfar) < dist(cout, cfar));
+                inside_nearer += usize::from(nearer);
             }
             let (n, k) = (seen - seen0, inside_nearer - nearer0);
             if wall_feet && n >= MIN_SAMPLES {
@@ -210,18 +192,10 @@ impl Locator {
         (seen >= MIN_SAMPLES).then(|| inside_nearer as f64 / seen as f64)
     }
 
-    /// For each open end of the surface in view (an outline edge across the board with nothing standing on it),
-    /// the share of its samples where what lies just inside the end is nearer the surface's colour further in
-    /// than what lies as far beyond it, as [`Locator::surface_inside_share`] reads the sides; the least such share
-    /// and the end's name. An end read on a painted line across the surface (a board seen mirrored, the rest of
-    /// it taken to lie out of view) has the surface on both sides: about half. `None` when no end is seen at length.
-    pub(super) fn end_inside_share(&self, cam: &Camera, pose: &CameraPose) -> Option<(f64, &str)> {
-        const STRIP_PX: f64 = 3.0 * BLUR_SIGMA_PX;
-        const INTERIOR_MM: f64 = 60.0;
-        const MIN_SAMPLES: usize = 10;
-        // Samples stay clear of the corners, where the sides' own edges are.
-        const CORNER_CLEARANCE_MM: f64 = 30.0;
-        const SAMPLES_ACROSS: usize = 24;
+    /// At the surface's outline point `edge`: whether what lies [`STRIP_PX`] inside it (towards `interior`, the
+    /// surface [`INTERIOR_MM`] further in) is nearer the colour at `interior` than what lies as far outside.
+    /// `None` where the two points image too close together or a colour is out of view.
+    fn inside_is_nearer(&self, cam: &Camera, pose: &CameraPose, edge: BoardPoint3, interior: BoardPoint3) -> Option<bool> {
         let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let colour = |p: [f64; 2]| -> Option<[f64; 3]> {
             if !inside(p, w, h) {
@@ -231,6 +205,28 @@ impl Locator {
             Some([v[0] as f64, v[1] as f64, v[2] as f64])
         };
         let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        let (e, f) = (project(cam, pose.to_camera(edge))?, project(cam, pose.to_camera(interior))?);
+        let d = [f[0] - e[0], f[1] - e[1]];
+        let l = d[0].hypot(d[1]);
+        if l < 2.0 * STRIP_PX {
+            return None;
+        }
+        let n = [d[0] / l, d[1] / l];
+        let at = |k: f64| colour([e[0] + k * n[0], e[1] + k * n[1]]);
+        let (cin, cout, cfar) = (at(STRIP_PX)?, at(-STRIP_PX)?, colour(f)?);
+        Some(dist(cin, cfar) < dist(cout, cfar))
+    }
+
+    /// For each open end of the surface in view (an outline edge across the board with nothing standing on it),
+    /// the share of its samples where what lies just inside the end is nearer the surface's colour further in
+    /// than what lies as far beyond it, as [`Locator::surface_inside_share`] reads the sides; the least such share
+    /// and the end's name. An end read on a painted line across the surface (a board seen mirrored, the rest of
+    /// it taken to lie out of view) has the surface on both sides: about half. `None` when no end is seen at length.
+    pub(super) fn end_inside_share(&self, cam: &Camera, pose: &CameraPose) -> Option<(f64, &str)> {
+        const MIN_SAMPLES: usize = 10;
+        // Samples stay clear of the corners, where the sides' own edges are.
+        const CORNER_CLEARANCE_MM: f64 = 30.0;
+        const SAMPLES_ACROSS: usize = 24;
         let len = self.model.key_points.iter().map(|(_, p)| p.y_mm).fold(0.0f64, f64::max);
         let mut worst: Option<(f64, &str)> = None;
         for e in self.model.edges.iter().filter(|e| e.is_open_outline()) {
@@ -244,19 +240,9 @@ impl Locator {
             let (mut seen, mut nearer) = (0usize, 0usize);
             for i in 0..=SAMPLES_ACROSS {
                 let x = x0 + (x1 - x0) * i as f64 / SAMPLES_ACROSS as f64;
-                let edge = project(cam, pose.to_camera(BoardPoint3::new(x, a.y_mm, 0.0)));
-                let far = project(cam, pose.to_camera(BoardPoint3::new(x, a.y_mm + inward * INTERIOR_MM, 0.0)));
-                let (Some(ep), Some(fp)) = (edge, far) else { continue };
-                let d = [fp[0] - ep[0], fp[1] - ep[1]];
-                let l = d[0].hypot(d[1]);
-                if l < 2.0 * STRIP_PX {
-                    continue;
-                }
-                let n = [d[0] / l, d[1] / l];
-                let at = |k: f64| colour([ep[0] + k * n[0], ep[1] + k * n[1]]);
-                let (Some(cin), Some(cout), Some(cfar)) = (at(STRIP_PX), at(-STRIP_PX), colour(fp)) else { continue };
+                let Some(inside_nearer) = self.inside_is_nearer(cam, pose, BoardPoint3::new(x, a.y_mm, 0.0), BoardPoint3::new(x, a.y_mm + inward * INTERIOR_MM, 0.0)) else { continue };
                 seen += 1;
-                nearer += usize::from(dist(cin, cfar) < dist(cout, cfar));
+                nearer += usize::from(inside_nearer);
             }
             if seen >= MIN_SAMPLES {
                 let share = nearer as f64 / seen as f64;
