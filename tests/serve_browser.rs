@@ -20,8 +20,10 @@ use std::time::{Duration, Instant};
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The replay's frame rate: slow enough that the browser, started with the match, is on
-/// the page well before the game ends (about 15 s of video), so it sees the game go on.
-const REPLAY_FPS: f64 = 5.0;
+/// the page well before the game ends (about 25 s of video), so it sees the game go on.
+/// (At 5 fps, 15 s of video, a fresh clone's run once saw headless Chromium reach the page
+/// only after the game was over, the machine busy: one update.)
+const REPLAY_FPS: f64 = 3.0;
 
 /// The deuce line (mm from the target end) and the close call's margin past it (mm): a
 /// call within `serve::CLOSE_CALL_MM` gets a review picture; 3 mm is far above the
