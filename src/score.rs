@@ -517,10 +517,8 @@ fn model_only_to_review(board: &Board, detections: &mut Detections) {
 fn place_cup_washers(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
     let Some(w) = board.washer() else { return };
     let measured: Vec<crate::detect::Detection> = detections.pieces.iter().filter(|d| d.measured_by != MeasuredBy::HoleModel).cloned().collect();
-    for d in detections.pieces.iter_mut().filter(|d| d.measured_by == MeasuredBy::HoleModel && d.tilt_deg.abs() <= 1.0) {
-        let (Some(team), Some(hole)) = (d.team, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())) else {
-            continue;
-        };
+    for d in detections.pieces.iter_mut() {
+        let Some((team, hole)) = flat_cup_claim(w, d) else { continue };
         if let Some((centre, sigma)) = det.place_on_cup_floor(view, hole, team, &measured) {
             d.footprint = Footprint::new(centre, d.footprint.radius_mm);
             d.sigma_mm = sigma;
@@ -535,13 +533,15 @@ fn place_cup_washers(det: &Detector, view: &ColourView, board: &Board, detection
 fn drop_contradicted_cup_washers(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
     let Some(w) = board.washer() else { return };
     let measured: Vec<crate::detect::Detection> = detections.pieces.iter().filter(|d| d.measured_by != MeasuredBy::HoleModel).cloned().collect();
-    detections.pieces.retain(|d| {
-        if d.measured_by != MeasuredBy::HoleModel || d.tilt_deg.abs() > 1.0 {
-            return true;
-        }
-        let (Some(team), Some(hole)) = (d.team, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())) else { return true };
-        !det.cup_floor_shows_none(view, hole, team, &measured)
-    });
+    detections.pieces.retain(|d| flat_cup_claim(w, d).is_none_or(|(team, hole)| !det.cup_floor_shows_none(view, hole, team, &measured)));
+}
+
+/// A washer only the hole model sees lying flat in a cup: its team and the hole.
+fn flat_cup_claim(w: &crate::board::WasherBoard, d: &crate::detect::Detection) -> Option<(Team, usize)> {
+    if d.measured_by != MeasuredBy::HoleModel || d.tilt_deg.abs() > 1.0 {
+        return None;
+    }
+    Some((d.team?, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())?))
 }
 
 /// The most pieces of one side a game on this board puts in play.

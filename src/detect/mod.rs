@@ -482,9 +482,7 @@ impl Detector {
         let fit = models::place_on_cup_floor(&cx.hidden_by(&hiding), hole, class)?;
         Some((fit.footprint.centre, fit.centre_sigma_mm))
     }
-}
 
-impl Detector {
     /// Whether hole `hole`'s floor, seen past the pieces `over`, shows no paint of `team` where a washer lying
     /// flat on it would be seen, over enough of the floor to tell: the image contradicts a flat washer there.
     pub fn cup_floor_shows_none(&self, frame: &ColourView, hole: usize, team: Team, over: &[Detection]) -> bool {

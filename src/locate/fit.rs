@@ -66,27 +66,31 @@ impl Locator {
 
     /// The image edge of sample `s` along its normal within `window` (px), read
     /// every `step` px, of the sign `polarity` (0: either): offset and signed
-    /// strength. An upright face's foot whose learned sign finds one flank of a
-    /// crease is read at the crease's middle ([`Gradients::crease_centre`]), once
-    /// the search reads finely (the wide stages need only come near it).
+    /// strength. Once the search reads finely (the wide stages need only come
+    /// near it), a painted line imaged narrower than [`THIN_LINE_PX`], and an
+    /// upright face's foot whose learned sign finds one flank of a crease, are
+    /// read at the crease's middle ([`Gradients::crease_centre`]).
     pub(super) fn edge_of(&self, s: &Sample, window: (f64, f64), polarity: f32, step: f64) -> Option<(f64, f32)> {
         let found = self.grad.search_stepped(s.p, s.n, window, polarity, step)?;
-        if step < COARSE_SEARCH_STEP_PX && s.line_px.abs() < THIN_LINE_PX {
+        if step >= COARSE_SEARCH_STEP_PX {
+            return Some(found);
+        }
+        let (off, g) = found;
+        if s.line_px.abs() < THIN_LINE_PX {
             // A painted line narrower than the blur's reach: its flanks' gradients overlap and each peak lies
             // outward of its edge, while the line's middle (where the gradient changes sign) stays sharp. The
             // edge is half the line's width from it, and its sign that of the flank on its side of the middle.
-            let centre = self.grad.crease_centre(s.p, s.n, found.0, found.1);
-            if centre != found.0 {
-                let own_side = (found.0 - centre) * s.line_px < 0.0;
-                return Some((centre - 0.5 * s.line_px, if own_side { found.1 } else { -found.1 }));
+            let centre = self.grad.crease_centre(s.p, s.n, off, g);
+            if centre == off {
+                return Some(found);
             }
-            return Some(found);
+            let own_side = (off - centre) * s.line_px < 0.0;
+            return Some((centre - 0.5 * s.line_px, if own_side { g } else { -g }));
         }
-        if polarity != 0.0 && step < COARSE_SEARCH_STEP_PX && self.model.edges[s.edge].is_foot() {
-            Some((self.grad.crease_centre(s.p, s.n, found.0, found.1), found.1))
-        } else {
-            Some(found)
+        if polarity != 0.0 && self.model.edges[s.edge].is_foot() {
+            return Some((self.grad.crease_centre(s.p, s.n, off, g), g));
         }
+        Some(found)
     }
 
     /// Moving-edges refinement of `fit` through the search ranges `schedule`

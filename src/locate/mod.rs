@@ -439,8 +439,8 @@ struct Refined {
     phantom_line_mm: Option<f64>,
     /// Why the features that tell the board apart do not confirm it, if they do not.
     unconfirmed: Option<String>,
-    /// Whether that is because the surface's sides have a band of another colour just inside them
-    /// ([`Locator::surface_inside_share`]): the sides read on an outline of the construction further out.
+    /// Whether the surface's sides have a band of another colour just inside them (the surface-inside check,
+    /// [`Locator::surface_inside_share`], fails): the sides read on an outline of the construction further out.
     sides_outside_surface: bool,
     /// The mean image position (px) of the samples where the rules-fixed identifying features (lines, holes,
     /// gate openings) confirm the pose: the part of the board a reading is surest of.

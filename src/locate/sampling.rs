@@ -363,16 +363,13 @@ pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
                         if inside(p, w, h) {
                             // The 3D parameter along the unclipped segment.
                             let t3 = dot3(sub3(xc, a0), d3) / dot3(d3, d3).max(1e-12);
-                            // The face's other edge, at the fitted height.
-                            let partner_px = face.map_or(f64::NAN, |d| {
+                            // Where the edge `d` (board mm) across from this point is imaged: a signed offset along `n`, px.
+                            let across_px = |d: [f64; 3]| {
                                 let x = [a.x_mm + t3 * (b.x_mm - a.x_mm) + d[0], a.y_mm + t3 * (b.y_mm - a.y_mm) + d[1], a.z_mm + t3 * (b.z_mm - a.z_mm) + d[2]];
                                 project(cam, pose.to_camera(BoardPoint3::new(x[0], x[1], x[2]))).map_or(f64::NAN, |q| n[0] * (q[0] - p[0]) + n[1] * (q[1] - p[1]))
-                            });
-                            // The line's other edge, beside this point.
-                            let line_px = e.line_across_mm.map_or(f64::NAN, |d| {
-                                let x = [a.x_mm + t3 * (b.x_mm - a.x_mm) + d[0], a.y_mm + t3 * (b.y_mm - a.y_mm) + d[1], a.z_mm + t3 * (b.z_mm - a.z_mm) + d[2]];
-                                project(cam, pose.to_camera(BoardPoint3::new(x[0], x[1], x[2]))).map_or(f64::NAN, |q| n[0] * (q[0] - p[0]) + n[1] * (q[1] - p[1]))
-                            });
+                            };
+                            // The face's other edge, at the fitted height; the painted line's other edge.
+                            let (partner_px, line_px) = (face.map_or(f64::NAN, across_px), e.line_across_mm.map_or(f64::NAN, across_px));
                             out.push(Sample { edge: ei, t: t3, xc, p, n, partner_px, line_px });
                         }
                     }

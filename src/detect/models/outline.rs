@@ -94,15 +94,10 @@ pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f6
 fn team_of_face(cx: &Ctx, c: BoardPoint, r: f64, top: f64, face: &[f64]) -> Option<usize> {
     let mut counts = vec![0usize; cx.teams.len()];
     let mut seen = 0usize;
-    for &k_r in face {
-        for k in 0..CONTRAST_ANGLES {
-            let t = std::f64::consts::TAU * k as f64 / CONTRAST_ANGLES as f64;
-            let p = BoardPoint::new(c.x_mm + k_r * r * t.cos(), c.y_mm + k_r * r * t.sin()).at_height(top);
-            let Some(hsv) = cx.hsv_at(p) else { continue };
-            seen += 1;
-            for (n, team) in counts.iter_mut().zip(cx.teams) {
-                *n += usize::from(team.colour.contains(hsv));
-            }
+    for hsv in ring_colours(cx, c, r, top, face) {
+        seen += 1;
+        for (n, team) in counts.iter_mut().zip(cx.teams) {
+            *n += usize::from(team.colour.contains(hsv));
         }
     }
     let (k, &n) = counts.iter().enumerate().max_by_key(|(_, n)| **n)?;
@@ -119,15 +114,10 @@ const FACE_TEAM_SHARE: f64 = 0.6;
 fn contrast(cx: &Ctx, c: BoardPoint, r: f64, top: f64, face: &[f64]) -> f64 {
     let mean = |fractions: &[f64]| -> Option<[f64; 3]> {
         let (mut sum, mut n) = ([0.0; 3], 0usize);
-        for &k_r in fractions {
-            for k in 0..CONTRAST_ANGLES {
-                let t = std::f64::consts::TAU * k as f64 / CONTRAST_ANGLES as f64;
-                let p = BoardPoint::new(c.x_mm + k_r * r * t.cos(), c.y_mm + k_r * r * t.sin()).at_height(top);
-                let Some([h, s, v]) = cx.hsv_at(p) else { continue };
-                let (h, s, v) = ((h as f64).to_radians(), s as f64, v as f64);
-                sum = [sum[0] + s * h.cos(), sum[1] + s * h.sin(), sum[2] + v];
-                n += 1;
-            }
+        for [h, s, v] in ring_colours(cx, c, r, top, fractions) {
+            let (h, s, v) = ((h as f64).to_radians(), s as f64, v as f64);
+            sum = [sum[0] + s * h.cos(), sum[1] + s * h.sin(), sum[2] + v];
+            n += 1;
         }
         (n > 0).then(|| sum.map(|x| x / n as f64))
     };
@@ -135,4 +125,15 @@ fn contrast(cx: &Ctx, c: BoardPoint, r: f64, top: f64, face: &[f64]) -> f64 {
         (Some(a), Some(b)) => ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt(),
         _ => 0.0,
     }
+}
+
+/// The colours (HSV) in view on the rings `fractions` (of radius `r`) round `c` at height `top`,
+/// [`CONTRAST_ANGLES`] a ring.
+fn ring_colours<'a>(cx: &'a Ctx, c: BoardPoint, r: f64, top: f64, fractions: &'a [f64]) -> impl Iterator<Item = [f32; 3]> + 'a {
+    fractions.iter().flat_map(move |&k_r| {
+        (0..CONTRAST_ANGLES).filter_map(move |k| {
+            let t = std::f64::consts::TAU * k as f64 / CONTRAST_ANGLES as f64;
+            cx.hsv_at(BoardPoint::new(c.x_mm + k_r * r * t.cos(), c.y_mm + k_r * r * t.sin()).at_height(top))
+        })
+    })
 }
