@@ -342,3 +342,54 @@ fn eval_locate_reads_both_layouts_and_measures_the_pose() {
     assert!(outcome.corner_error_px.unwrap() <= MAX_CORNER_ERROR_PX);
     assert!(Frame::load(&dir.join("overlay.png")).is_ok(), "the overlay is a readable picture");
 }
+
+/// A far end with hardly any contrast and a grain line beside it: the floor beyond the end painted a few levels
+/// off the surface's own colour, dark dashes over 35 % of the end's length `GRAIN_MM` beyond it.
+fn faint_end_with_grain(f: &Fixture, board: &Board) -> Frame {
+    use opencv::core::{Point, Scalar, Vector};
+    use opencv::imgproc;
+    const GRAIN_MM: f64 = 8.0;
+    let truth = truth_pose(f);
+    let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
+    let px = |x: f64, y: f64| truth.project(&f.camera, BoardPoint3::new(x, y, 0.0)).map(|p| Point::new(p.u.round() as i32, p.v.round() as i32)).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let mut img = frame.image().clone();
+    // The surface's colour just inside the end.
+    let inside = px(0.0, len - 40.0);
+    let c = *opencv::prelude::MatTraitConst::at_2d::<opencv::core::Vec3b>(&img, inside.y, inside.x).unwrap();
+    let faint = Scalar::new(c[0] as f64 + 6.0, c[1] as f64 + 6.0, c[2] as f64 + 6.0, 0.0);
+    let beyond: Vector<Point> = Vector::from_iter([px(-hw - 60.0, len), px(hw + 60.0, len), px(hw + 60.0, len + 150.0), px(-hw - 60.0, len + 150.0)]);
+    imgproc::fill_poly_def(&mut img, &Vector::<Vector<Point>>::from_iter([beyond]), faint).unwrap();
+    let dark = Scalar::new(c[0] as f64 * 0.6, c[1] as f64 * 0.6, c[2] as f64 * 0.6, 0.0);
+    let dashes = 10;
+    for k in 0..dashes {
+        let x0 = -hw + 2.0 * hw * k as f64 / dashes as f64;
+        let x1 = x0 + 0.35 * 2.0 * hw / dashes as f64;
+        imgproc::line(&mut img, px(x0, len + GRAIN_MM), px(x1, len + GRAIN_MM), dark, 2, imgproc::LINE_AA, 0).unwrap();
+    }
+    Frame::from_mat(img).unwrap()
+}
+
+/// A far end the image hardly shows, with a grain line a few px beyond it (external y4_00: a pale board's end
+/// against a floor whose wood grain runs parallel to it): the fit may read the end on the grain and bend the pose
+/// towards it. The reported sigma must cover the error that makes. (External y4_00: 6.7 mm off with a sigma of
+/// 1.4 mm from the edge samples alone, 4.9 mm with the re-fits that leave out each weakly confirmed feature. On
+/// these renders the samples' own covariance covers the bend already; the re-fits widen it where the end is
+/// confirmed under half its length.)
+#[test]
+fn a_faint_far_end_with_grain_beside_it_is_located_within_the_reported_sigma() {
+    let names = ["40-yocu-4-plain", "41-yocu-4-plain", "28-holeyboard-plain", "29-holeyboard-plain", "52-yocu-9-plain"];
+    let mut located = 0;
+    for name in names {
+        let f = Fixture::load(&scenes_dir().join(name)).unwrap();
+        let board = Board::load(&f.truth.board).unwrap();
+        let frame = faint_end_with_grain(&f, &board);
+        let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
+        // A refusal is honest here (the end may look like the surface going on); a located pose must be within its sigma.
+        let Ok(found) = Locator::new(&board, LocateConfig::default()).run(&und.run(&frame).unwrap()) else { continue };
+        located += 1;
+        let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+        assert!(e.mm <= SIGMA_COVERAGE * found.position_sigma_mm, "{name}: {:.3} mm off, sigma {:.3} mm", e.mm, found.position_sigma_mm);
+    }
+    assert!(located >= names.len() - 1, "only {located} of {} located", names.len());
+}

@@ -98,7 +98,13 @@ impl Locator {
     /// loses the board. Edge polarities are learned after the first range in
     /// which each edge has a clear sign. `samples` is the caller's scratch (one
     /// per thread: [`Locator::in_parallel`]).
-    pub(super) fn fit(&self, samples: &mut Vec<Sample>, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
+    pub(super) fn fit(&self, samples: &mut Vec<Sample>, cam: &Camera, fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
+        self.fit_without(samples, cam, fit, schedule, iterations, None)
+    }
+
+    /// [`Locator::fit`] with the model's feature named `left_out` (all its edges) taking no part: what the
+    /// rest of the board says of the pose ([`Locator::weak_feature_spread_mm`]).
+    pub(super) fn fit_without(&self, samples: &mut Vec<Sample>, cam: &Camera, mut fit: Fit, schedule: &[f64], iterations: usize, left_out: Option<&str>) -> Option<Fit> {
         let n_edges = self.model.edges.len();
         // Once the search is narrow, the pose is taken from the rules-fixed edges
         // alone and the construction's edges only size the construction: where the
@@ -119,6 +125,9 @@ impl Locator {
             let (step_px, search_step_px) = if range >= COARSE_RANGE_PX { (COARSE_REFINE_STEP_PX, COARSE_SEARCH_STEP_PX) } else { (REFINE_STEP_PX, SEARCH_STEP_PX) };
             for _ in 0..iterations {
                 sample_model(&self.model, pose, cam, step_px, cons, samples);
+                if let Some(name) = left_out {
+                    samples.retain(|s| self.model.edges[s.edge].name != name);
+                }
                 found.clear();
                 found.extend(samples.iter().map(|s| self.edge_of(s, s.window(range), polarity[s.edge], search_step_px)));
                 let pose_from_fixed = range < COARSE_RANGE_PX && !upright_feet;

@@ -413,6 +413,8 @@ struct Refined {
     pose: CameraPose,
     /// The construction parameters' offsets from nominal, mm ([`BoardModel::params`]).
     construction: Vec<f64>,
+    /// Per model edge: the sign of its image gradient learned by the fit ([`Fit::polarity`]).
+    polarity: Vec<f32>,
     /// Inlier count times coverage: the score hypotheses are ranked by.
     score: f64,
     /// The same over the rules-fixed features alone: what a rival pose must match
@@ -634,7 +636,7 @@ impl Locator {
         let best = self.choose(&cam, good)?;
         self.last_candidate = Some(best.pose);
         self.last_construction = best.construction.clone();
-        Ok(self.board_pose(best))
+        Ok(self.board_pose(&cam, best))
     }
 
     /// The next batch of hypotheses to refine: the best-scoring ones that are
@@ -699,14 +701,16 @@ impl Locator {
     }
 
     /// The stage's output for an accepted refinement.
-    fn board_pose(&self, best: Refined) -> BoardPose {
+    fn board_pose(&self, cam: &Camera, best: Refined) -> BoardPose {
+        // The features' own disagreement, where a weak one may bend the pose: the larger of the two is reported.
+        let spread_mm = self.weak_feature_spread_mm(cam, &best);
         BoardPose {
             board: self.board_name.clone(),
             pose: best.pose,
             method: LocateMethod::Automatic,
             reprojection_rms_px: best.rms_px,
             coverage: best.coverage,
-            position_sigma_mm: best.sigma_mm,
+            position_sigma_mm: best.sigma_mm.max(spread_mm),
             features: best.features,
         }
     }
@@ -741,7 +745,7 @@ impl Locator {
             LocateError::NotFound { reason } | LocateError::PoorFit { reason } => LocateError::GivenPoseRejected { reason },
             other => other,
         })?;
-        Ok(self.board_pose(best))
+        Ok(self.board_pose(&cam, best))
     }
 
     /// The undistorted image with the model projected by `pose`: green where an

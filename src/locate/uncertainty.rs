@@ -7,6 +7,49 @@ use super::*;
 /// motion unconstrained.
 const MIN_RCOND: f64 = 1e-10;
 
+/// A rules-fixed feature (a side, an end, a line, a hole's rim) confirmed by
+/// under this share of its samples is weak evidence: an edge with little
+/// contrast whose search may have settled on texture beside it (external y4_00:
+/// a pale board's far end against a floor whose wood grain runs parallel to it,
+/// 40 % confirmed, read on a grain line 4-5 px out and tilting the whole pose).
+/// Half: a feature seen well is confirmed over most of its length.
+const WEAK_FEATURE_SHARE: f64 = 0.5;
+/// A feature needs this many samples to be re-fitted without: a stub at the
+/// image's border moves nothing.
+const WEAK_FEATURE_MIN_SAMPLES: usize = 20;
+
+impl Locator {
+    /// The spread of the board's position over re-fits each leaving out one of
+    /// the weakly confirmed rules-fixed features ([`WEAK_FEATURE_SHARE`]), mm: a
+    /// delete-one-feature jackknife, `sqrt((n - 1) / n * sum d_i^2)` over the `n`
+    /// rules-fixed features that confirm the pose, `d_i` the largest move of a
+    /// visible board point ([`Locator::board_disagreement_mm`]) when feature `i`
+    /// is left out (taken as 0 for the well-confirmed ones: re-fitting without
+    /// them costs time and moves little). The covariance of the edge samples
+    /// ([`clustered_pose_covariance`]) says how well the features agree with the
+    /// pose they pulled to; where one weak feature bends it, only leaving it out
+    /// shows by how much. Each re-fit starts at `best` and runs the fine stages.
+    pub(super) fn weak_feature_spread_mm(&self, cam: &Camera, best: &Refined) -> f64 {
+        let confirming = best.features.iter().filter(|f| f.fixed && f.inliers > 0).count();
+        let weak: Vec<&str> = best
+            .features
+            .iter()
+            .filter(|f| f.fixed && f.samples >= WEAK_FEATURE_MIN_SAMPLES && (f.inliers as f64) < WEAK_FEATURE_SHARE * f.samples as f64)
+            .map(|f| f.feature.as_str())
+            .collect();
+        if weak.is_empty() || confirming < 2 {
+            return 0.0;
+        }
+        let start = Fit { pose: best.pose, cons: best.construction.clone(), polarity: best.polarity.clone() };
+        // A re-fit that loses the board without the feature says nothing of the spread (the rest cannot pin it).
+        let moves = self.in_parallel(&weak, |me, samples, name| {
+            me.fit_without(samples, cam, start.clone(), &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE, Some(name)).map(|f| me.board_disagreement_mm(cam, &best.pose, &f.pose))
+        });
+        let n = confirming as f64;
+        ((n - 1.0) / n * moves.into_iter().flatten().map(|d| d * d).sum::<f64>()).sqrt()
+    }
+}
+
 /// The pose's information with the construction parameters marginalised out
 /// (the Schur complement `A_pp - A_pc A_cc^-1 A_cp` of the fit's `J^T J`): what
 /// the edges say of the pose whatever the construction's dimensions.
