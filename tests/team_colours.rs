@@ -345,3 +345,14 @@ fn pieces_touching_rails_of_their_teams_colour_are_found_by_their_outline() {
     let report = score_scene(&scene, DetectorConfig::default());
     every_piece_in_view_read(&scene, &report);
 }
+
+#[test]
+fn a_washer_down_a_cup_of_a_board_painted_its_teams_colour_is_read() {
+    // Varied scene 21: a holeyboard painted blue, a blue washer flat on the floor of the 5-hole's cup. Seen through
+    // the opening it joins the board's blue across the rim's image, and the board's region (larger than all of a
+    // team's pieces) is set aside as the table's colour; what of it lies inside a hole's opening cannot be the
+    // table's paint, and is proposed as a piece of its own. Before, the washer was missed and the round scored 0-0.
+    let scene = varied("21-holeyboard-plain-whole-brown");
+    let report = score_scene(&scene, DetectorConfig::default());
+    every_piece_in_view_read(&scene, &report);
+}

@@ -123,15 +123,44 @@ pub(super) fn flooded(cx: &Ctx, blobs: &[Blob], team: Option<Team>, out: &mut De
     true
 }
 
+/// How far inside a hole's rim (mm) a region's cells are taken to be seen through the opening: the blur and the
+/// grid's sampling carry the board's paint a cell or two over the rim's image.
+const OPENING_MARGIN_MM: f64 = 3.0;
+
 /// Splits a team's blobs into those of a piece's scale and those larger than all of a team's pieces together
 /// ([`MAX_PIECES_IN_ONE_BLOB`]: the table's own colour). Such a region reaching onto the playing surface by at
 /// least [`UNACCOUNTED_AREA_FRACTION`] of a piece is reported as unexplained: a piece touching it there is not
 /// seen. Off the surface (rails, gutters, a cloth round the board) a piece it hides would be off the board, which
 /// scores nothing, and the region is left out silently.
+///
+/// What such a region covers inside a hole's opening is not the table's paint (the surface has a hole there): a
+/// washer of the colour down a cup, seen through the opening and joined to a board painted in its team's colour
+/// across the rim's image (varied 21: a blue washer in a hole of a blue board). Those cells, [`OPENING_MARGIN_MM`]
+/// inside the rim, are split off as blobs of their own and proposed as pieces.
 pub(super) fn set_aside_regions(cx: &Ctx, blobs: Vec<Blob>, team: Option<Team>, out: &mut Detections) -> (Vec<Blob>, Vec<Blob>) {
     let (g, shape) = (&cx.geo.grid, cx.geo.shape);
     let piece_area = std::f64::consts::PI * shape.radius_mm.powi(2);
-    let (pieces, regions): (Vec<Blob>, Vec<Blob>) = blobs.into_iter().partition(|b| b.pieces <= MAX_PIECES_IN_ONE_BLOB);
+    let (mut pieces, regions): (Vec<Blob>, Vec<Blob>) = blobs.into_iter().partition(|b| b.pieces <= MAX_PIECES_IN_ONE_BLOB);
+    let openings: Vec<(BoardPoint, f64)> = cx.geo.board.washer().map_or_else(Vec::new, |w| w.holes.iter().map(|h| (h.centre(), h.diameter_mm / 2.0 - OPENING_MARGIN_MM)).collect());
+    let in_opening = |&(c, r): &(f64, f64)| openings.iter().any(|(centre, radius)| g.cell_centre(c, r).distance(*centre) < *radius);
+    let regions: Vec<Blob> = if openings.is_empty() {
+        regions
+    } else {
+        regions
+            .into_iter()
+            .filter_map(|region| {
+                let (inside, rest): (Vec<(f64, f64)>, Vec<(f64, f64)>) = region.cells.into_iter().partition(in_opening);
+                if !inside.is_empty() {
+                    let mut mask = GrayImage::new(g.cols, g.rows);
+                    for &(c, r) in &inside {
+                        mask.put_pixel(c as u32, r as u32, image::Luma([255]));
+                    }
+                    pieces.extend(blobs_of(&mask).into_iter().map(|cells| Blob::of(g, cells, shape.radius_mm)));
+                }
+                (!rest.is_empty()).then(|| Blob::of(g, rest, shape.radius_mm))
+            })
+            .collect()
+    };
     for region in &regions {
         let on_surface = region.cells.iter().filter(|&&(c, r)| cx.geo.surface_cells[r as usize * g.cols as usize + c as usize]).count();
         let area_mm2 = on_surface as f64 * g.step * g.step;
