@@ -318,7 +318,8 @@ pub(super) fn cup_floor_shows_none(cx: &Ctx, w: &WasherBoard, hole: usize, class
             if !cx.sees(p) {
                 continue;
             }
-            let Some(hsv) = cx.hsv_at(p) else { continue };
+            // Where the cup's shadow is too dark to tell a colour, the floor shows nothing either way.
+            let Some(hsv) = cx.hsv_at(p).filter(|hsv| hsv[2] >= colour.min_value) else { continue };
             seen += 1;
             painted += usize::from(colour.contains(hsv));
         }
@@ -366,6 +367,10 @@ pub(super) fn cup_template(cx: &Ctx, w: &WasherBoard, hole: usize, class: usize)
                 return None;
             }
             let hsv = cx.hsv_at(p)?;
+            // Too dark to tell a colour (the cup's own shadow over the floor): neither the washer nor not.
+            if hsv[2] < colour.min_value {
+                return None;
+            }
             // Another team's washer over this one hides it there.
             let other = cx.teams.iter().enumerate().any(|(k, t)| k != class && t.colour.contains(hsv));
             (!other).then(|| colour.contains(hsv))
