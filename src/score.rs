@@ -59,6 +59,14 @@ pub struct PieceReport {
     pub doubt: Option<String>,
 }
 
+/// Calls every detected piece ([`call_detections`]) and sets aside, as unexplained, the surplus of a side's
+/// pieces in doubt over what the game has ([`set_aside_doubtful_extras`]): the pieces a frame's score counts.
+pub fn call_pieces(board: &Board, detections: &mut Detections, foul: FoulLine, pose_sigma_mm: f64) -> Vec<PieceReport> {
+    let mut pieces = call_detections(board, detections, foul, pose_sigma_mm);
+    set_aside_doubtful_extras(&mut pieces, &mut detections.unexplained, board.pieces_a_side());
+    pieces
+}
+
 /// Calls every detected piece. `pose_sigma_mm` is the camera pose's contribution
 /// to each footprint's uncertainty (from the localisation's residuals).
 pub fn call_detections(board: &Board, detections: &Detections, foul: FoulLine, pose_sigma_mm: f64) -> Vec<PieceReport> {
@@ -387,9 +395,9 @@ impl Session {
         }
         let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
         let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(DetectError::Measure)?;
-        let detections = self.detect(&view)?;
+        let mut detections = self.detect(&view)?;
         let board = &self.board;
-        let pieces = call_detections(board, &detections, foul, pose.position_sigma_mm);
+        let pieces = call_pieces(board, &mut detections, foul, pose.position_sigma_mm);
         let mut reasons = quality.doubts();
         for p in pieces.iter().filter(|p| p.review) {
             reasons.push(match &p.doubt {
@@ -429,6 +437,30 @@ impl Session {
             review_reasons: reasons,
         };
         Ok(report)
+    }
+}
+
+/// More pieces of one side than the game has (`max`): the surplus is something else read as pieces (a number or
+/// logo printed in a team's paint, varied 09: a red "3" fitted as two red weights, their outlines 23-24 mm for a
+/// 29.4 mm weight). As many as the surplus of those in doubt (an outline not the piece's size) are set aside, not
+/// scored, and listed as unexplained with why; the frame needs review either way (its count is reported). A side
+/// with no piece in doubt keeps every piece: nothing says which ones are extra.
+fn set_aside_doubtful_extras(pieces: &mut Vec<PieceReport>, unexplained: &mut Vec<crate::detect::Unexplained>, max: usize) {
+    for team in [Some(Team::Red), Some(Team::Blue), None] {
+        let seen = pieces.iter().filter(|p| p.team == team).count();
+        let mut surplus = seen.saturating_sub(max);
+        pieces.retain(|p| {
+            let Some(doubt) = p.doubt.as_ref().filter(|_| surplus > 0 && p.team == team) else { return true };
+            surplus -= 1;
+            unexplained.push(crate::detect::Unexplained {
+                kind: p.kind,
+                team: p.team,
+                centre: BoardPoint::new(p.x_mm, p.y_mm),
+                area_mm2: 0.0,
+                reason: format!("{seen} pieces of one side seen, the game has {max}: {} set aside, not scored ({doubt})", p.id),
+            });
+            false
+        });
     }
 }
 
@@ -757,5 +789,32 @@ mod tests {
         in_cup.doubt = Some(crate::model::FLAT_IN_CUP.to_string());
         no_leaning_pose(&mut in_cup, &h, w);
         assert!(in_cup.tilt_deg.abs() < 1e-9 && in_cup.doubt.as_deref().unwrap().contains("called flat"), "{in_cup:?}");
+    }
+
+    #[test]
+    fn a_sides_surplus_of_pieces_in_doubt_is_set_aside_and_the_rest_kept() {
+        let doubtful = |id: &str, y: f64| PieceReport { doubt: Some("outline radius 23.0 mm, expected 29.4 mm".into()), review: true, ..weight(id, y) };
+        // Six red where the game has four, two of them in doubt (a red "3" printed on the board): those two go.
+        let mut pieces: Vec<PieceReport> =
+            vec![doubtful("red#1", 60.0), doubtful("red#2", 120.0), weight("red#3", 400.0), weight("red#4", 420.0), weight("red#5", 440.0), weight("red#6", 580.0), weight("blue#1", 90.0)];
+        let mut unexplained = Vec::new();
+        set_aside_doubtful_extras(&mut pieces, &mut unexplained, 4);
+        let ids: Vec<String> = pieces.iter().map(|p| p.id.to_string()).collect();
+        assert_eq!(ids, ["red#3", "red#4", "red#5", "red#6", "blue#1"]);
+        assert_eq!(unexplained.len(), 2);
+        assert!(unexplained.iter().all(|u| u.team == Some(Team::Red) && u.reason.contains("set aside, not scored")), "{unexplained:?}");
+        // One too many with two in doubt: only the surplus goes (the first in doubt), the other stays for review.
+        let mut pieces = vec![doubtful("blue#1", 60.0), doubtful("blue#2", 120.0), weight("blue#3", 400.0), weight("blue#4", 420.0), weight("blue#5", 440.0)];
+        let mut unexplained = Vec::new();
+        set_aside_doubtful_extras(&mut pieces, &mut unexplained, 4);
+        assert_eq!(pieces.len(), 4);
+        assert!(pieces.iter().any(|p| p.id.to_string() == "blue#2"));
+        assert_eq!(unexplained.len(), 1);
+        // Too many and none in doubt: nothing says which are extra; all kept.
+        let mut pieces: Vec<PieceReport> = (1..=5).map(|k| weight(&format!("red#{k}"), 100.0 * k as f64)).collect();
+        let mut unexplained = Vec::new();
+        set_aside_doubtful_extras(&mut pieces, &mut unexplained, 4);
+        assert_eq!(pieces.len(), 5);
+        assert!(unexplained.is_empty());
     }
 }

@@ -11,7 +11,7 @@ use crate::frame::Frame;
 use crate::geom::BoardPoint;
 use crate::locate::{locate_frame, LocateConfig};
 use crate::measure::ColourView;
-use crate::score::{call_detections, PieceReport};
+use crate::score::{call_pieces, PieceReport};
 use opencv::prelude::MatTraitConstManual;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -187,9 +187,9 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         };
         let bytes = frame.image().data_bytes().map_err(|e| e.to_string())?;
         let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(|e| e.to_string())?;
-        let detections = crate::score::detect_pieces(&view, &board, &fx.camera, &pose, detector.clone()).map_err(|e| e.to_string())?;
+        let mut detections = crate::score::detect_pieces(&view, &board, &fx.camera, &pose, detector.clone()).map_err(|e| e.to_string())?;
         let foul = fx.truth.foul_line.unwrap_or(FoulLine::Long);
-        Ok((call_detections(&board, &detections, foul, pose_sigma), detections))
+        Ok((call_pieces(&board, &mut detections, foul, pose_sigma), detections))
     })();
     out.seconds = started.elapsed().as_secs_f64();
     let (reports, detections) = match result {
