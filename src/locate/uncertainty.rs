@@ -1,4 +1,4 @@
-//! How well a fitted pose is known: its covariance from the edge samples' information (independent noise) or clustered by model edge (each edge's own error shared by its samples), and the board-point error it implies.
+//! How well a fitted pose is known: its covariance from the edge samples' information (independent noise) or clustered by model edge (each edge's own error shared by its samples), the board-point error it implies, and the spread of re-fits without its weakly confirmed features.
 
 use super::*;
 
