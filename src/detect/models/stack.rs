@@ -230,6 +230,48 @@ fn paint_left_in_cup(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint
     })
 }
 
+/// Cups in which no washer was found but whose floor shows a team's paint, pale paint in the light included, of at
+/// least [`MIN_CUP_PAINT_FRACTION`] of a washer: a washer whose paint is paler than its team's colour allows (lit by
+/// a bright lamp, varied 24: saturation 0.29-0.41 on a 0.35 floor) shows in the team's mask only in fragments, which
+/// no proposal keeps, and was missed without a word. It is placed by the template in the paler paint of its team's
+/// hue ([`cup_template_in`]) and flagged as pale; where no ring fits, the paint is reported (a washer not placed).
+pub(super) fn pale_washers_in_empty_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
+    let (r, t) = (cx.geo.shape.radius_mm, w.washer_thickness_mm);
+    let floor_top = -w.cup_depth_mm + t;
+    for (hole, h) in w.holes.iter().enumerate() {
+        // A washer found over the opening (on the rim, leaning, in the cup) explains the paint seen through it.
+        if out.pieces.iter().any(|d| d.footprint.centre.distance(h.centre()) < h.radius() + r) {
+            continue;
+        }
+        for (class, team) in cx.teams.iter().enumerate() {
+            let (pieces, centre) = cup_paint(cx, w, hole, &[], class, &PAINT_LEFT);
+            if pieces < MIN_CUP_PAINT_FRACTION {
+                continue;
+            }
+            let colour = team.colour;
+            let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
+            let placed = cup_template_in(cx, w, hole, class, pale).and_then(|fit| cx.finish(fit, floor_top, Some(team.team), class).ok());
+            match placed {
+                Some(mut d) => {
+                    d.doubt = Some(format!(
+                        "placed on hole {hole}'s floor by paint of team {:?}'s hue paler than its colour allows (saturation under {:.2}): a pale washer?",
+                        team.team, colour.min_saturation
+                    ));
+                    out.pieces.push(d);
+                }
+                None => out.unexplained.push(Unexplained {
+                    kind: cx.geo.shape.kind,
+                    team: Some(team.team),
+                    centre: centre.unwrap_or(h.centre()),
+                    area_mm2: pieces * std::f64::consts::PI * r * r,
+                    reason: format!("{pieces:.2} washers' worth of team {:?}'s hue (pale paint included) on hole {hole}'s floor, where no washer was found or fits: a washer?", team.team),
+                }),
+            }
+            break;
+        }
+    }
+}
+
 /// Washers' worth of team colour class `class` (pale paint in the light
 /// included) on hole `hole`'s floor past the outlines of the washers found at
 /// `found`, looked at as `look` says, and the paint's centre.
@@ -348,7 +390,12 @@ const EMPTY_CUP_MAX_PAINT: f64 = 0.05;
 /// less the team-coloured points in view just outside it. The position's
 /// uncertainty is [`CUP_TEMPLATE_SIGMA_MM`].
 pub(super) fn cup_template(cx: &Ctx, w: &WasherBoard, hole: usize, class: usize) -> Option<CircleFit> {
-    let colour = cx.colour(class)?;
+    cup_template_in(cx, w, hole, class, cx.colour(class)?)
+}
+
+/// [`cup_template`] with the washer's paint told by `colour` (a team's colour, or the paler paint of its hue:
+/// [`super::washer`]'s pale washers); the other teams' colours still hide it where they cover the floor.
+pub(super) fn cup_template_in(cx: &Ctx, w: &WasherBoard, hole: usize, class: usize, colour: ColourClass) -> Option<CircleFit> {
     let (r, r_in) = (cx.geo.shape.radius_mm, w.washer_inner_diameter_mm / 2.0);
     let bottom_top = -w.cup_depth_mm + w.washer_thickness_mm;
     let h = w.holes[hole];
