@@ -244,12 +244,16 @@ pub(super) fn pale_washers_in_empty_cups(cx: &Ctx, w: &WasherBoard, out: &mut De
             continue;
         }
         for (class, team) in cx.teams.iter().enumerate() {
+            let colour = team.colour;
+            let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
+            // Most cups are empty: the frame's colour grid over the opening (no line of sight to trace) tells first.
+            if opening_paint(cx, h, &[colour, pale]) < OPENING_PAINT_SHARE * MIN_CUP_PAINT_FRACTION {
+                continue;
+            }
             let (pieces, centre) = cup_paint(cx, w, hole, &[], class, &PAINT_LEFT);
             if pieces < MIN_CUP_PAINT_FRACTION {
                 continue;
             }
-            let colour = team.colour;
-            let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
             let placed = cup_template_in(cx, w, hole, class, pale).and_then(|fit| cx.finish(fit, floor_top, Some(team.team), class).ok());
             match placed {
                 Some(mut d) => {
@@ -270,6 +274,32 @@ pub(super) fn pale_washers_in_empty_cups(cx: &Ctx, w: &WasherBoard, out: &mut De
             break;
         }
     }
+}
+
+/// The cheap look first: of [`MIN_CUP_PAINT_FRACTION`] of a washer's paint on a cup's floor, at least this share
+/// shows in the colour grid's cells over the opening (the grid lies at the surface; the floor seen through the
+/// opening maps inside it, a few per cent smaller).
+const OPENING_PAINT_SHARE: f64 = 0.5;
+
+/// Washers' worth of paint of any of `colours` in the frame's colour grid (its cells at the surface's height) over
+/// hole `h`'s opening.
+fn opening_paint(cx: &Ctx, h: &crate::board::Hole, colours: &[ColourClass]) -> f64 {
+    let (g, [hue, sat, val]) = (&cx.geo.grid, cx.hsv);
+    let r = cx.geo.shape.radius_mm;
+    let cell = |x: f64, origin: f64, n: u32| (((x - origin) / g.step).floor().max(0.0) as usize).min(n as usize);
+    let (c0, c1) = (cell(h.x_mm - h.radius(), g.x0, g.cols), cell(h.x_mm + h.radius(), g.x0, g.cols));
+    let (r0, r1) = (cell(h.y_mm - h.radius(), g.y0, g.rows), cell(h.y_mm + h.radius(), g.y0, g.rows));
+    let cols = g.cols as usize;
+    let mut count = 0usize;
+    for row in r0..r1 {
+        for col in c0..c1 {
+            let i = row * cols + col;
+            if g.cell_centre(col as f64, row as f64).distance(h.centre()) < h.radius() && colours.iter().any(|c| c.contains([hue[i], sat[i], val[i]])) {
+                count += 1;
+            }
+        }
+    }
+    count as f64 * g.step * g.step / (std::f64::consts::PI * r * r)
 }
 
 /// Washers' worth of team colour class `class` (pale paint in the light
