@@ -272,7 +272,8 @@ impl DiscModel {
     /// on the grid within a radius of it: one disc's outline fits at more than one height). Flagged as a stack in
     /// `settle`. Its sigma takes in a disc's thickness of height along the line of sight. (External sj_03: a disc
     /// on one that shows a sliver, its outline at the surface's height scattered by the lower one's, was missed;
-    /// found, it lies 9 mm off along the line of sight, sigma 5.4 mm.)
+    /// found, it lies 9 mm off along the line of sight, sigma 5.4 mm. Own renders: a disc on another offset by 11 mm,
+    /// neither read before, the upper one now read 0.1 mm off, sigma 3 mm.)
     fn on_a_stack(&self, cx: &Ctx, centre: BoardPoint, out: &mut Detections) {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
         for below in 1..=MAX_DISCS_BELOW {
