@@ -29,19 +29,15 @@ fn an_empty_sjoelbak_in_a_noisy_low_resolution_frame_holds_no_disc() {
     assert!(report.pieces.is_empty(), "discs on an empty board: {:?}", report.pieces);
 }
 
-/// A disc lying on another, offset by two thirds of a radius in compartment 4 (the external renders' stacks): no
-/// one circle explains the outline there (its edges scatter about the best one), so the edges are split between
-/// two circles of a disc's size. Both discs are found, the upper one a disc's thickness higher, and the frame needs
-/// review (the lower disc is partly hidden).
-#[test]
-fn a_disc_lying_on_another_is_two_discs_and_a_review() {
+/// Own scene 16's board and camera with one disc flat at `lower` and another lying on it at `upper` (its centre a
+/// disc and a half up), rendered and scored with the true pose: the report and a disc's thickness.
+fn stack_scored(lower: boardcall::geom::BoardPoint, upper: boardcall::geom::BoardPoint, tag: &str) -> (boardcall::score::FrameReport, f64) {
     use boardcall::geom::BoardPoint;
     use boardcall::piece::{PieceId, PieceKind};
     use boardcall::render::scene::PieceSpec;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes/16-sjoelbak-plain");
     let mut ls = Scene::load(&dir.join("scene.json")).expect("scene");
     let thickness = ls.board.piece().thickness_mm;
-    let (lower, upper) = (BoardPoint::new(150.0, 45.0), BoardPoint::new(160.0, 59.0));
     let disc = |n: u32, at: BoardPoint, z_mm: Option<f64>| PieceSpec {
         id: PieceId::disc(n),
         kind: PieceKind::Disc,
@@ -53,12 +49,24 @@ fn a_disc_lying_on_another_is_two_discs_and_a_review() {
     };
     ls.scene.pieces = vec![disc(1, lower, None), disc(2, upper, Some(1.5 * thickness))];
     let img = boardcall::render::render(&ls, 2);
-    let scratch = common::scratch("discs", "stack");
+    let scratch = common::scratch("discs", tag);
     let path = scratch.join("image.png");
     img.save(&path).expect("write the frame");
     let frame = Frame::load(&path).expect("frame");
     let camera = ls.scene.camera.intrinsics;
     let (report, _) = score_frame(&frame, &ls.board, &camera, PoseInput::Trusted(ls.pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
+    (report, thickness)
+}
+
+/// A disc lying on another, offset by two thirds of a radius in compartment 4 (the external renders' stacks): no
+/// one circle explains the outline there (its edges scatter about the best one), so the edges are split between
+/// two circles of a disc's size. Both discs are found, the upper one a disc's thickness higher, and the frame needs
+/// review (the lower disc is partly hidden).
+#[test]
+fn a_disc_lying_on_another_is_two_discs_and_a_review() {
+    use boardcall::geom::BoardPoint;
+    let (lower, upper) = (BoardPoint::new(150.0, 45.0), BoardPoint::new(160.0, 59.0));
+    let (report, thickness) = stack_scored(lower, upper, "stack");
     assert_eq!(report.pieces.len(), 2, "{:?}", report.pieces);
     // The fits' error on our own renders is a few tenths of a millimetre; the lower disc's crescent fixes its
     // centre less well (a third of its rim hidden): 1 mm.
@@ -76,29 +84,8 @@ fn a_disc_lying_on_another_is_two_discs_and_a_review() {
 #[test]
 fn a_disc_on_another_too_hidden_to_measure_is_read_a_disc_up_and_flagged() {
     use boardcall::geom::BoardPoint;
-    use boardcall::piece::{PieceId, PieceKind};
-    use boardcall::render::scene::PieceSpec;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes/16-sjoelbak-plain");
-    let mut ls = Scene::load(&dir.join("scene.json")).expect("scene");
-    let thickness = ls.board.piece().thickness_mm;
     let (lower, upper) = (BoardPoint::new(-50.0, 45.0), BoardPoint::new(-56.6, 53.8));
-    let disc = |n: u32, at: BoardPoint, z_mm: Option<f64>| PieceSpec {
-        id: PieceId::disc(n),
-        kind: PieceKind::Disc,
-        x_mm: at.x_mm,
-        y_mm: at.y_mm,
-        z_mm,
-        tilt_deg: 0.0,
-        tilt_towards_deg: 0.0,
-    };
-    ls.scene.pieces = vec![disc(1, lower, None), disc(2, upper, Some(1.5 * thickness))];
-    let img = boardcall::render::render(&ls, 2);
-    let scratch = common::scratch("discs", "stack-hidden");
-    let path = scratch.join("image.png");
-    img.save(&path).expect("write the frame");
-    let frame = Frame::load(&path).expect("frame");
-    let camera = ls.scene.camera.intrinsics;
-    let (report, _) = score_frame(&frame, &ls.board, &camera, PoseInput::Trusted(ls.pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
+    let (report, thickness) = stack_scored(lower, upper, "stack-hidden");
     let up = report.pieces.iter().find(|p| (p.top_z_mm - 2.0 * thickness).abs() < 0.5).unwrap_or_else(|| panic!("the upper disc: {:?}", report.pieces));
     let off = BoardPoint::new(up.x_mm, up.y_mm).distance(upper);
     // Within 3 sigma: the sigma is the honest one (a disc's thickness of height along the line of sight).

@@ -95,6 +95,18 @@ fn varied_with_true_pose(name: &str) -> (Fixture, Board, FrameReport) {
     (f, board, report)
 }
 
+/// The washer `id` of the fixture's truth, read where it lies on a cup's floor (within a few mm: the template's
+/// lattice and ring spacing place a partly hidden washer so, its stated sigma 2 mm) with its true call.
+fn read_on_the_cups_floor<'r>(f: &Fixture, report: &'r FrameReport, id: &str) -> &'r boardcall::score::PieceReport {
+    const PLACED_WITHIN_MM: f64 = 5.0;
+    let truth = f.truth.pieces.iter().find(|t| t.id.to_string() == id).unwrap();
+    let c = truth.footprint.centre;
+    let read = report.pieces.iter().find(|p| p.team == truth.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < PLACED_WITHIN_MM);
+    let p = read.unwrap_or_else(|| panic!("{id} not read: {:?} {:?}", report.pieces, report.review_reasons));
+    assert_eq!(p.call, truth.call.name());
+    p
+}
+
 /// The learned hole model proposes, the image decides: varied scene 34 (a yocu-9 board through a fisheye lens,
 /// no washer in any cup) has the model claim a washer lying flat in 12 of its empty cups. Where the cup's floor
 /// shows in view and holds none of the claimed team's paint, the claim is dropped; where too little of the floor
@@ -119,13 +131,7 @@ fn flat_washers_only_the_hole_model_sees_in_cups_the_image_shows_empty_are_dropp
 #[test]
 fn a_washer_half_in_its_cups_shadow_is_placed_on_the_cups_floor() {
     let (f, _, report) = varied_with_true_pose("26-yocu-4-plain-whole-brown");
-    let truth = f.truth.pieces.iter().find(|t| t.id.to_string() == "blue#1").unwrap();
-    let c = truth.footprint.centre;
-    // The template's lattice and ring spacing place a partly hidden washer within a few mm (its stated sigma: 2 mm).
-    const PLACED_WITHIN_MM: f64 = 5.0;
-    let read = report.pieces.iter().find(|p| p.team == truth.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < PLACED_WITHIN_MM);
-    let p = read.unwrap_or_else(|| panic!("blue#1 not read: {:?} {:?}", report.pieces, report.review_reasons));
-    assert_eq!(p.call, truth.call.name());
+    read_on_the_cups_floor(&f, &report, "blue#1");
 }
 
 /// Varied scene 24: a red washer flat in the 5-hole's cup under a bright lamp, its paint paler than the red team's
@@ -135,13 +141,7 @@ fn a_washer_half_in_its_cups_shadow_is_placed_on_the_cups_floor() {
 #[test]
 fn a_pale_washer_in_a_cup_is_placed_and_flagged() {
     let (f, board, report) = varied_with_true_pose("24-holeyboard-two_in_hole-whole-brown");
-    let truth = f.truth.pieces.iter().find(|t| t.id.to_string() == "red#3").unwrap();
-    let c = truth.footprint.centre;
-    // The template's lattice and ring spacing place a partly hidden washer within a few mm (its stated sigma: 2 mm).
-    const PLACED_WITHIN_MM: f64 = 5.0;
-    let read = report.pieces.iter().find(|p| p.team == truth.team && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < PLACED_WITHIN_MM);
-    let p = read.unwrap_or_else(|| panic!("red#3 not read: {:?} {:?}", report.pieces, report.review_reasons));
-    assert_eq!(p.call, truth.call.name());
+    let p = read_on_the_cups_floor(&f, &report, "red#3");
     assert!(p.review && p.doubt.as_deref().is_some_and(|d| d.contains("paler")), "{p:?}");
     // Every other cup's paint is explained by the washers found over it: no washer made up elsewhere.
     let holes = board.washer().unwrap().holes.clone();
