@@ -576,7 +576,6 @@ fn flat_cup_claim(w: &crate::board::WasherBoard, d: &crate::detect::Detection) -
     Some((d.team?, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())?))
 }
 
-/// The most pieces of one side a game on this board puts in play.
 /// Draws every piece's footprint (its top outline, through the camera model)
 /// with its call and margin on a copy of the frame.
 pub fn annotate(

@@ -118,23 +118,28 @@ impl Grid {
         bgr_to_hsv_in_place(h, s, v);
     }
 
+    /// The cells whose centre lies within `radius_mm` of `centre` (`<=`), as (column, row), row by row.
+    pub fn cells_within(&self, centre: BoardPoint, radius_mm: f64) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let g = self;
+        let r = radius_mm;
+        let (c0, c1) = (((centre.x_mm - r - g.x0) / g.step).floor().max(0.0) as u32, ((centre.x_mm + r - g.x0) / g.step).ceil() as u32);
+        let (r0, r1) = (((centre.y_mm - r - g.y0) / g.step).floor().max(0.0) as u32, ((centre.y_mm + r - g.y0) / g.step).ceil() as u32);
+        (r0..r1.min(g.rows))
+            .flat_map(move |row| (c0..c1.min(g.cols)).map(move |col| (col, row)))
+            .filter(move |&(col, row)| g.cell_centre(col as f64, row as f64).distance(centre) <= r)
+    }
+
     /// The fraction of cells within 85 % of a footprint's radius that are set
     /// in `mask` (cells out of view are not counted).
     pub fn fill_fraction(&self, mask: &GrayImage, fp: Footprint) -> f64 {
-        let g = self;
-        let r = 0.85 * fp.radius_mm;
-        let (c0, c1) = (((fp.centre.x_mm - r - g.x0) / g.step).floor().max(0.0) as u32, ((fp.centre.x_mm + r - g.x0) / g.step).ceil() as u32);
-        let (r0, r1) = (((fp.centre.y_mm - r - g.y0) / g.step).floor().max(0.0) as u32, ((fp.centre.y_mm + r - g.y0) / g.step).ceil() as u32);
         let (mut inside, mut hit) = (0usize, 0usize);
-        for row in r0..r1.min(g.rows) {
-            for col in c0..c1.min(g.cols) {
-                if g.cell_centre(col as f64, row as f64).distance(fp.centre) > r || g.pixels[(row * g.cols + col) as usize][0].is_nan() {
-                    continue;
-                }
-                inside += 1;
-                if mask.get_pixel(col, row)[0] > 0 {
-                    hit += 1;
-                }
+        for (col, row) in self.cells_within(fp.centre, 0.85 * fp.radius_mm) {
+            if self.pixels[(row * self.cols + col) as usize][0].is_nan() {
+                continue;
+            }
+            inside += 1;
+            if mask.get_pixel(col, row)[0] > 0 {
+                hit += 1;
             }
         }
         if inside == 0 { 0.0 } else { hit as f64 / inside as f64 }

@@ -278,9 +278,7 @@ impl DiscModel {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
         for below in 1..=MAX_DISCS_BELOW {
             let high = z * (below + 1) as f64;
-            let start = cx.along_sight(centre.at_height(z), high).unwrap_or(centre);
-            let fit = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0));
-            if let Some(d) = fit.ok().filter(|d| d.doubt.is_none() && self.into_solid(d.footprint.centre).is_none()) {
+            if let Some(d) = self.rim_at(cx, centre, high).filter(|d| self.into_solid(d.footprint.centre).is_none()) {
                 // The outline fitted may be the stack's silhouette, its side down to the lower disc's foot seen past
                 // the rim: the centre is known along the line of sight only to a disc's thickness in height.
                 let d = cx.widened_for_height(d, z);
@@ -293,15 +291,20 @@ impl DiscModel {
         }
     }
 
+    /// The disc whose rim, fitted at the discs' height, lies about `seen`, measured with its top at `high` (its rim
+    /// seen whole there): `None` unless that fit passes the piece checks without doubt.
+    fn rim_at(&self, cx: &Ctx, seen: BoardPoint, high: f64) -> Option<Detection> {
+        let start = cx.along_sight(seen.at_height(self.shape.top_z_mm), high).unwrap_or(seen);
+        cx.fit(Footprint::new(start, self.shape.radius_mm), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)).ok().filter(|d| d.doubt.is_none())
+    }
+
     /// A disc lying on another: the upper one, whose rim fitted at the discs' height lies about `upper_at`,
     /// measured a disc's thickness higher (its rim is seen whole), and the lower one about `lower_at`, measured
     /// with the upper hiding part of its outline; `None` unless the upper's fit passes the piece checks without
     /// doubt and the lower's passes them.
     fn stack(&self, cx: &Ctx, upper_at: BoardPoint, lower_at: BoardPoint) -> Option<(Detection, Detection)> {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
-        let high = 2.0 * z;
-        let start = cx.along_sight(upper_at.at_height(z), high).unwrap_or(upper_at);
-        let upper = cx.fit(Footprint::new(start, r), high, 0).map_err(DetectError::from).and_then(|f| cx.finish(f, high, None, 0)).ok().filter(|d| d.doubt.is_none())?;
+        let upper = self.rim_at(cx, upper_at, 2.0 * z)?;
         let hiding = Occluders::new(vec![cx.occluder(&upper)]);
         let lower = cx.hidden_by(&hiding).measure(Footprint::new(lower_at, r), None, 0).ok()?;
         Some((upper, lower))

@@ -244,8 +244,7 @@ pub(super) fn pale_washers_in_empty_cups(cx: &Ctx, w: &WasherBoard, out: &mut De
             continue;
         }
         for (class, team) in cx.teams.iter().enumerate() {
-            let colour = team.colour;
-            let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
+            let (colour, pale) = (team.colour, pale_paint(team.colour));
             // Most cups are empty: the frame's colour grid over the opening (no line of sight to trace) tells first.
             if opening_paint(cx, h, &[colour, pale]) < OPENING_PAINT_SHARE * MIN_CUP_PAINT_FRACTION {
                 continue;
@@ -286,20 +285,18 @@ const OPENING_PAINT_SHARE: f64 = 0.5;
 fn opening_paint(cx: &Ctx, h: &crate::board::Hole, colours: &[ColourClass]) -> f64 {
     let (g, [hue, sat, val]) = (&cx.geo.grid, cx.hsv);
     let r = cx.geo.shape.radius_mm;
-    let cell = |x: f64, origin: f64, n: u32| (((x - origin) / g.step).floor().max(0.0) as usize).min(n as usize);
-    let (c0, c1) = (cell(h.x_mm - h.radius(), g.x0, g.cols), cell(h.x_mm + h.radius(), g.x0, g.cols));
-    let (r0, r1) = (cell(h.y_mm - h.radius(), g.y0, g.rows), cell(h.y_mm + h.radius(), g.y0, g.rows));
-    let cols = g.cols as usize;
-    let mut count = 0usize;
-    for row in r0..r1 {
-        for col in c0..c1 {
-            let i = row * cols + col;
-            if g.cell_centre(col as f64, row as f64).distance(h.centre()) < h.radius() && colours.iter().any(|c| c.contains([hue[i], sat[i], val[i]])) {
-                count += 1;
-            }
-        }
-    }
+    let count = g
+        .cells_within(h.centre(), h.radius())
+        .map(|(col, row)| (row * g.cols + col) as usize)
+        .filter(|&i| colours.iter().any(|c| c.contains([hue[i], sat[i], val[i]])))
+        .count();
     count as f64 * g.step * g.step / (std::f64::consts::PI * r * r)
+}
+
+/// A team's colour `colour` widened to pale paint in the light: saturation down to
+/// [`PALE_PAINT_MIN_SATURATION`], value from [`PALE_PAINT_MIN_VALUE`] (as unsaturated and darker is shadow).
+fn pale_paint(colour: ColourClass) -> ColourClass {
+    ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour }
 }
 
 /// Washers' worth of team colour class `class` (pale paint in the light
@@ -308,7 +305,7 @@ fn opening_paint(cx: &Ctx, h: &crate::board::Hole, colours: &[ColourClass]) -> f
 fn cup_paint(cx: &Ctx, w: &WasherBoard, hole: usize, found: &[BoardPoint], class: usize, look: &PaintLook) -> (f64, Option<BoardPoint>) {
     let (margin, cell) = (look.margin_mm, look.cell_mm);
     let Some(colour) = cx.colour(class) else { return (0.0, None) };
-    let pale = ColourClass { min_saturation: colour.min_saturation.min(PALE_PAINT_MIN_SATURATION), min_value: PALE_PAINT_MIN_VALUE, ..colour };
+    let pale = pale_paint(colour);
     let (h, r) = (w.holes[hole], cx.geo.shape.radius_mm);
     let z = -w.cup_depth_mm + w.washer_thickness_mm;
     let n = (h.radius() / cell).ceil() as i32;
