@@ -9,7 +9,7 @@ use super::sight::{PieceSolid, Occluders, Sight};
 use super::{bgr_to_hsv, ColourClass, DetectError, Detection, MeasuredBy, TeamColour};
 use crate::board::{Board, WasherBoard};
 use crate::camera::{Camera, CameraPose};
-use crate::geom::{BoardPoint, BoardPoint3, Footprint};
+use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
 use crate::measure::{fit_circle_scoped, probe_outline, CircleFit, ColourView, EdgePoint, FitConfig, MeasureError, ProbeScope};
 use crate::piece::{PieceKind, Team};
 use image::GrayImage;
@@ -39,6 +39,24 @@ const LEANING_DEG: f64 = 1.0;
 /// Colour this far (mm) outside a hole's rim still counts as seen through its
 /// opening: the parallax of a washer 76 mm down.
 const OPENING_MARGIN_MM: f64 = 10.0;
+/// An outline's edge faces its circle's centre when the image's colour
+/// gradient there lies within this (degrees) of the radial direction: a real
+/// outline's colour changes across it, whatever the pieces' contrast, while a
+/// straight texture's edges (wood grain, the stripes of a print) face the way
+/// the texture runs, crossing a circle's radius square on only where it meets
+/// the grain square on.
+const RADIAL_TOLERANCE_DEG: f64 = 30.0;
+/// A piece told by its outline alone (a disc: no colour to fill) must have at
+/// least this share of its outline's edges facing its centre. Discs, own and
+/// external renders, wood on wood at a few hundredths of contrast included:
+/// 0.71 or more; circles an outline fit drew from wood grain (sjoelbak boards
+/// of pale wood under glare): 0.46-0.88, most under 0.65. Under a third of a
+/// straight texture's edges face a circle's centre where the probes cross it
+/// evenly; a fit picks its inliers where they do.
+const MIN_RADIAL_SHARE: f64 = 0.65;
+/// The colour gradient is taken from samples this far (pixels) either side of
+/// an edge point: the edge's own blur, not its neighbours'.
+const GRADIENT_STEP_PX: f64 = 1.0;
 
 /// What the board's pieces look like to the detector.
 #[derive(Debug, Clone, Copy)]
@@ -196,6 +214,15 @@ impl<'a> Ctx<'a> {
                 reason: format!("only {:.0} % of the outline's inside has the piece's colour", 100.0 * fill),
             });
         }
+        // With no colour to fill, the outline's edges must be a round outline's, facing its centre.
+        let facing = if shape.team_coloured { 1.0 } else { self.facing_centre(&fit) };
+        if facing < MIN_RADIAL_SHARE {
+            return Err(DetectError::NotAPiece {
+                x_mm: fit.footprint.centre.x_mm,
+                y_mm: fit.footprint.centre.y_mm,
+                reason: format!("only {:.0} % of the outline's edges face its centre (a texture's, not a piece's)", 100.0 * facing),
+            });
+        }
         let radius_error = fit.footprint.radius_mm - shape.radius_mm;
         let doubt = (radius_error.abs() > MAX_RADIUS_ERROR_MM)
             .then(|| format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, shape.radius_mm));
@@ -218,6 +245,35 @@ impl<'a> Ctx<'a> {
             measured_by: MeasuredBy::of_fit(&held),
             outline_radius_mm: Some(fit.footprint.radius_mm),
         })
+    }
+
+    /// The share of a fit's edges whose colour gradient faces its centre (see [`RADIAL_TOLERANCE_DEG`]): the
+    /// gradient's orientation is the colour structure tensor's main axis at the edge's pixel, the radial direction
+    /// the image of a short step outwards there; zero with no edge in the frame.
+    pub fn facing_centre(&self, fit: &CircleFit) -> f64 {
+        let (camera, pose, c) = (&self.geo.camera, &self.geo.pose, fit.footprint.centre);
+        let at = |p: BoardPoint| pose.project(camera, p.at_height(fit.height_mm));
+        let min_cos = RADIAL_TOLERANCE_DEG.to_radians().cos();
+        let (mut seen, mut facing) = (0usize, 0usize);
+        for e in &fit.edges {
+            let d = e.at.distance(c).max(1e-9);
+            // A pixel's step along the radius, inwards and outwards.
+            let (dx, dy) = ((e.at.x_mm - c.x_mm) / d * fit.mm_per_px, (e.at.y_mm - c.y_mm) / d * fit.mm_per_px);
+            let (inner, outer) = (BoardPoint::new(e.at.x_mm - dx, e.at.y_mm - dy), BoardPoint::new(e.at.x_mm + dx, e.at.y_mm + dy));
+            let (Some(p), Some(inner), Some(outer)) = (at(e.at), at(inner), at(outer)) else { continue };
+            let Some(tensor) = colour_structure(self.frame, p) else { continue };
+            seen += 1;
+            // The tensor's main axis, and how far it lies from the radial direction (either way along it).
+            let axis = 0.5 * (2.0 * tensor[2]).atan2(tensor[0] - tensor[1]);
+            let (ru, rv) = (outer.u - inner.u, outer.v - inner.v);
+            let cos = (axis.cos() * ru + axis.sin() * rv).abs() / ru.hypot(rv).max(1e-9);
+            facing += usize::from(cos >= min_cos);
+        }
+        if seen == 0 {
+            0.0
+        } else {
+            facing as f64 / seen as f64
+        }
     }
 
     /// The height of the top of a piece whose outline radius is `radius_mm`, from a free-radius `fit` of it at
@@ -346,6 +402,22 @@ impl<'a> Ctx<'a> {
         let w = self.geo.board.washer()?;
         w.holes.iter().position(|h| p.distance(h.centre()) < h.radius() + OPENING_MARGIN_MM)
     }
+}
+
+/// The colour structure tensor `[gx.gx, gy.gy, gx.gy]` (summed over the three channels) of the frame at pixel
+/// `p`, from central differences [`GRADIENT_STEP_PX`] either side; `None` near the frame's edge.
+fn colour_structure(frame: &ColourView, p: PixelPoint) -> Option<[f64; 3]> {
+    let h = GRADIENT_STEP_PX;
+    let at = |du: f64, dv: f64| frame.sample(PixelPoint::new(p.u + du, p.v + dv));
+    let (right, left, below, above) = (at(h, 0.0)?, at(-h, 0.0)?, at(0.0, h)?, at(0.0, -h)?);
+    let mut t = [0.0; 3];
+    for k in 0..3 {
+        let (gu, gv) = ((right[k] - left[k]) as f64, (below[k] - above[k]) as f64);
+        t[0] += gu * gu;
+        t[1] += gv * gv;
+        t[2] += gu * gv;
+    }
+    Some(t)
 }
 
 /// The hole whose rim encloses a point, if any.
