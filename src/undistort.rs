@@ -11,6 +11,13 @@ use opencv::calib3d;
 /// stretches the fisheye's pixels 15-fold (1 / cos^2), and at 90 degrees it is infinitely wide.
 pub const MAX_PINHOLE_HALF_FIELD_DEG: f64 = 75.0;
 
+/// A fisheye's undistorted image keeps all four ends of the frame's axes in view by default: a whole board
+/// seen through a wide lens reaches the frame's sides, and the narrower framing (0) lost what lay there (varied
+/// 13: a sjoelbak's compartments and gate, beyond the undistorted image's edge, left locate only the far end's
+/// broken line to read the board's length from; it was refused). The middle is then seen a little coarser than
+/// the raw frame has it; the pose's fit measures edges in the undistorted image either way.
+pub const FISHEYE_ALPHA: f64 = 1.0;
+
 /// How the undistorted image is framed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UndistortConfig {
@@ -20,12 +27,12 @@ pub struct UndistortConfig {
     ///
     /// Fisheye lenses: the calibrated camera matrix would show only the middle of the field (the tests' 180
     /// degree lens at the same focal length keeps the central 72 % of the width and 81 % of the height), so the
-    /// focal length is always chosen anew, the principal point and aspect kept: `alpha` 0 (also `None`) is the largest focal length at which
+    /// focal length is always chosen anew, the principal point and aspect kept: `alpha` 0 is the largest focal length at which
     /// the ends of the image axes through the principal point still come from inside the frame (no fill along
     /// the axes; the frame's corners are lost), 1 the smallest at which all four axis ends of the frame are in
     /// view (fill beyond the nearer edges), and values between interpolate, as OpenCV's
     /// `fisheye::estimateNewCameraMatrixForUndistortRectify` does with its `balance`. Axis ends further than
-    /// [`MAX_PINHOLE_HALF_FIELD_DEG`] off axis count as at that angle.
+    /// [`MAX_PINHOLE_HALF_FIELD_DEG`] off axis count as at that angle. `None` is [`FISHEYE_ALPHA`].
     pub alpha: Option<f64>,
 }
 
@@ -104,7 +111,7 @@ impl Undistorter {
             }
             Distortion::Fisheye(_) => {
                 let d = camera.fisheye_coeffs_mat()?;
-                let (fx, fy) = fisheye_focal(&camera, cfg.alpha.unwrap_or(0.0))?;
+                let (fx, fy) = fisheye_focal(&camera, cfg.alpha.unwrap_or(FISHEYE_ALPHA))?;
                 let new_k = Camera { fx, fy, distortion: Distortion::NONE, ..camera }.camera_matrix_mat()?;
                 cv(
                     "fisheye::initUndistortRectifyMap",
@@ -252,14 +259,14 @@ mod tests {
         assert!(worst < 5e-4, "{worst} px");
     }
 
-    /// The default framing of a fisheye: the ideal camera is wider than the calibrated one, every pixel along
+    /// The framings of a fisheye: alpha 0 makes the ideal camera wider than the calibrated one, every pixel along
     /// the axes through the principal point has a source, and the axis end that limits the view comes from the
-    /// frame's edge (within 1 px); alpha 1 brings all four axis ends into view, with fill beyond the nearer edges
-    /// (for this 4:3 frame, above and below).
+    /// frame's edge (within 1 px); alpha 1, the default, brings all four axis ends into view, with fill beyond the
+    /// nearer edges (for this 4:3 frame, above and below).
     #[test]
     fn a_fisheye_is_framed_to_its_axes() {
         let cam = fisheye_camera();
-        let und = Undistorter::new(cam, UndistortConfig::default()).unwrap();
+        let und = Undistorter::new(cam, UndistortConfig { alpha: Some(0.0) }).unwrap();
         let ideal = *und.ideal_camera();
         eprintln!("fisheye framing: calibrated fx {:.1}, ideal fx {:.1} (alpha 0)", cam.fx, ideal.fx);
         assert!(ideal.fx < 0.8 * cam.fx, "{} vs {}", ideal.fx, cam.fx);
@@ -275,7 +282,9 @@ mod tests {
             959.0 - *und.map_y.at_2d::<f32>(959, col).unwrap() as f64,
         ];
         assert!(ends.iter().fold(f64::INFINITY, |a, b| a.min(*b)) < 1.0, "{ends:?}");
-        let wide = Undistorter::new(cam, UndistortConfig { alpha: Some(1.0) }).unwrap();
+        let wide = Undistorter::new(cam, UndistortConfig::default()).unwrap();
+        let explicit = Undistorter::new(cam, UndistortConfig { alpha: Some(1.0) }).unwrap();
+        assert!((wide.ideal_camera().fx - explicit.ideal_camera().fx).abs() < 1e-9, "the default is alpha 1");
         assert!(wide.ideal_camera().fx < ideal.fx);
         assert_eq!(*wide.valid_mask().at_2d::<u8>(0, col).unwrap(), 0);
         assert_eq!(*wide.valid_mask().at_2d::<u8>(row, 0).unwrap(), 255);
