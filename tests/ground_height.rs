@@ -3,7 +3,9 @@
 //! 160 mm high (the built-in board's nominal is 100 mm) with a washer fallen
 //! beside it: read with the built-in board, the washer is called `off` without
 //! review, placed at the height its size measures, and its reported sigma covers
-//! its real error.
+//! its real error. A shuffleboard's gutter is as deep as its maker built it: weights
+//! in a gutter deeper than the built-in board's are `off` with a sigma that covers
+//! where they lie.
 mod common;
 use boardcall::board::ConstructionKeys;
 use boardcall::calls::FoulLine;
@@ -55,4 +57,28 @@ fn a_washer_on_a_deeper_ground_is_off_and_its_sigma_covers_its_error() {
     assert!(p.sigma_mm < MAX_HONEST_SIGMA_MM, "{p:?}");
     // Its height is measured, not the board's nominal 100 mm: its top lies well below that.
     assert!(p.top_z_mm < -120.0, "top at {:.1} mm: {p:?}", p.top_z_mm);
+}
+
+/// Varied scene 08 (a 22 ft table whose gutters are 55.8 mm deep; the built-in board says 38.1) with two weights in
+/// the gutter, scored with its true pose: each is called `off` and its reported sigma covers its real error (read at
+/// the built-in depth it lay 4.6-5.3 mm off with a sigma of 0.1 mm).
+#[test]
+fn weights_in_a_deeper_gutter_are_off_and_their_sigma_covers_their_error() {
+    use boardcall::camera::CameraPose;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/08-shuffleboard-22ft-gutter-end-brown");
+    let f = boardcall::fixture::Fixture::load(&dir).expect("fixture");
+    let frame = Frame::load(&f.image_path()).expect("frame");
+    let board = boardcall::board::Board::load(&f.truth.board).expect("built-in board");
+    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let (report, _) = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
+    let in_gutter: Vec<_> = f.truth.pieces.iter().filter(|t| t.pose.top_z_mm < 0.0).collect();
+    assert_eq!(in_gutter.len(), 2, "the fixture's two weights in the gutter");
+    for t in in_gutter {
+        let c = t.footprint.centre;
+        let near = |p: &&boardcall::score::PieceReport| BoardPoint::new(p.x_mm, p.y_mm).distance(c);
+        let p = report.pieces.iter().filter(|p| p.team == t.team).min_by(|a, b| near(a).total_cmp(&near(b))).unwrap_or_else(|| panic!("{} not read: {:?}", t.id, report.pieces));
+        let error = BoardPoint::new(p.x_mm, p.y_mm).distance(c);
+        assert_eq!(p.call, "off", "{p:?}");
+        assert!(error <= REVIEW_SIGMAS * p.sigma_mm, "{}: error {error:.1} mm beyond {REVIEW_SIGMAS} sigma ({:.1} mm): {p:?}", t.id, p.sigma_mm);
+    }
 }

@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 pub const NOMINAL_GUTTER_WIDTH_MM: f64 = 76.2;
 /// Nominal depth of the gutter floor below the playing surface: 1.5 in (chosen: no source).
 pub const NOMINAL_GUTTER_DEPTH_MM: f64 = 38.1;
+/// The depths a shuffleboard's gutter floor is built at, from a shallow trough to a deep one (tables sold and
+/// home-built: 10-120 mm below the surface): where a table's own is measured (locate, a weight in the gutter).
+pub const GUTTER_DEPTH_RANGE_MM: (f64, f64) = (10.0, 120.0);
 /// Nominal shuffleboard rail width beyond the gutters (chosen: no source).
 pub const NOMINAL_RAIL_WIDTH_MM: f64 = 70.0;
 /// Nominal height of the rails' tops above the playing surface (chosen: no source).

@@ -16,7 +16,7 @@ pub mod solids;
 mod validate;
 
 pub use construction::{
-    Construction, ConstructionKeys, ConstructionProblem, GateBar, ShuffleboardConstruction, SjoelbakConstruction, WasherConstruction,
+    Construction, ConstructionKeys, GUTTER_DEPTH_RANGE_MM, ConstructionProblem, GateBar, ShuffleboardConstruction, SjoelbakConstruction, WasherConstruction,
 };
 pub use layout::{Compartment, GateFace, Hole, Layout, PieceSize, ShuffleLines, ShuffleVariant, Shuffleboard, Sjoelbak, WasherBoard};
 pub use solids::{Cup, Part, ShapedBy, SolidBox, Solids};

@@ -248,7 +248,7 @@ impl BoardModel {
                 // home-built, from a shallow 40 mm trough to a 130 mm one, rails flush to high).
                 let (pg, pd, prw, prh) = (0, 1, 2, 3);
                 params.push(ConstructionParam { name: "gutter width", nominal_mm: g, min_mm: 40.0, max_mm: 130.0, at_most: None });
-                params.push(ConstructionParam { name: "gutter depth", nominal_mm: d, min_mm: 10.0, max_mm: 120.0, at_most: None });
+                params.push(ConstructionParam { name: "gutter depth", nominal_mm: d, min_mm: crate::board::GUTTER_DEPTH_RANGE_MM.0, max_mm: crate::board::GUTTER_DEPTH_RANGE_MM.1, at_most: None });
                 params.push(ConstructionParam { name: "rail width", nominal_mm: rw, min_mm: 20.0, max_mm: 160.0, at_most: None });
                 params.push(ConstructionParam { name: "rail height", nominal_mm: rh, min_mm: 0.0, max_mm: 120.0, at_most: None });
                 box_edges(&mut edges, "surface slab foot", [-hw, 0.0], [hw, len], -d, &[], &[(pd, -1.0)]);

@@ -1,14 +1,15 @@
 //! The shuffleboard weight: a chrome body whose coloured cap (the whole top, or a
 //! smaller disc with a chrome ring round it and a number printed on it) is
-//! measured at the cap's height; on the surface, or one gutter's depth lower
-//! when it lies in the gutter. The cap and the body are concentric: the cap's
+//! measured at the cap's height; on the surface, or in the gutter, at a depth
+//! measured from the cap's outline's size (how deep a gutter is built is the
+//! maker's choice). The cap and the body are concentric: the cap's
 //! outline places the body, whose footprint the calls use. A cap narrower than
 //! the body is set into it, its face at the body's top or below: where the
 //! set-up does not say how far below, that height is uncertain and so is the
 //! footprint, along the line of sight.
 
 use super::{outline, PieceModel, Rest, RestHeight};
-use crate::board::{PieceSize, Shuffleboard};
+use crate::board::{PieceSize, Shuffleboard, GUTTER_DEPTH_RANGE_MM};
 use crate::detect::verify::{Ctx, PieceShape};
 use crate::detect::{DetectError, Detections};
 use crate::geom::Footprint;
@@ -95,7 +96,7 @@ impl PieceModel for WeightModel {
 
     /// The cap's outline, seen at the grid's height (the body's top), is
     /// measured again at the cap face's height; a weight off the surface lies
-    /// in the gutter, lower by the gutter's depth, and is measured there.
+    /// in the gutter and is measured there ([`WeightModel::in_gutter`]).
     fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<Rest, DetectError> {
         let (top, surface) = (self.shape.top_z_mm, &cx.geo.board.surface);
         let at = |fit: &CircleFit, from: f64, z: f64| -> Option<CircleFit> {
@@ -110,8 +111,34 @@ impl PieceModel for WeightModel {
         }
         let low = face - self.gutter_depth_mm;
         match at(&fit, face, low) {
-            Some(again) if !surface.contains(again.footprint.centre) => Ok(rest(low, again)),
+            Some(again) if !surface.contains(again.footprint.centre) => Ok(self.in_gutter(cx, again, low, class)),
             _ => Ok(rest(face, fit)),
+        }
+    }
+}
+
+impl WeightModel {
+    /// A weight in the gutter, its cap's outline `fit` at the board's gutter depth (`low`: the face's height
+    /// there): how deep a gutter is built is the maker's choice, so the face's height is measured from the outline's
+    /// size ([`Ctx::height_from_size`]) and the weight measured there, its uncertainty the measurement's (and the
+    /// cap's recess's, where not given). A size no gutter in [`GUTTER_DEPTH_RANGE_MM`] gives, one known less well
+    /// than the range, or no outline at the measured height: at the board's depth, uncertain by the range's spread. (Varied 08: a gutter 55.8 mm deep
+    /// read at the nominal 38.1 placed its weights 4.6-5.3 mm off with a sigma of 0.1 mm.)
+    fn in_gutter(&self, cx: &Ctx, fit: CircleFit, low: f64, class: usize) -> Rest {
+        let (measured, sigma_mm) = cx.height_from_size(&fit, self.shape.radius_mm);
+        let face = self.face_z_mm;
+        let sigma_mm = sigma_mm.hypot(self.face_sigma_mm.unwrap_or(0.0));
+        let built = (face - GUTTER_DEPTH_RANGE_MM.1)..=(face - GUTTER_DEPTH_RANGE_MM.0);
+        let spread = (GUTTER_DEPTH_RANGE_MM.1 - GUTTER_DEPTH_RANGE_MM.0) / 12f64.sqrt();
+        let refit = || {
+            let start = cx.along_sight(fit.footprint.centre.at_height(low), measured)?;
+            cx.fit(Footprint::new(start, fit.footprint.radius_mm), measured, class).ok().filter(|f| !cx.geo.board.surface.contains(f.footprint.centre))
+        };
+        match (built.contains(&measured) && sigma_mm < spread).then(refit).flatten() {
+            Some(f) => Rest { z_mm: measured, fit: f, height: RestHeight::FromSize { sigma_mm } },
+            // A size no gutter is built to (the outline cut by the gutter's wall, a cap of another size), a size that
+            // says less than the range does, or no outline there: at the board's depth, anywhere in the range built.
+            None => Rest { z_mm: low, fit, height: RestHeight::Uncertain { sigma_mm: spread } },
         }
     }
 }
