@@ -519,9 +519,17 @@ impl PieceModel for DiscModel {
             // measured from the outline's size; flat on the top, the disc's centre lies over it.
             if refit(self.on_partition_z_mm).is_some_and(|up| (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs()) {
                 let (measured, sigma_mm) = cx.height_from_size(&fit, r);
-                let high = measured.clamp(z + PARTITION_HEIGHT_MM.0, z + PARTITION_HEIGHT_MM.1);
+                // A size known less well than the heights partitions are built to says nothing: the board's own
+                // height then, uncertain by that range's spread (varied 17: a disc on a partition 19.5 mm high, seen
+                // at a few mm a pixel, its top measured at 70.7 mm, sigma 17 mm: placed 15 mm off; now 0.1 mm).
+                let spread = (PARTITION_HEIGHT_MM.1 - PARTITION_HEIGHT_MM.0) / 12f64.sqrt();
+                let (high, height) = if sigma_mm < spread {
+                    (measured.clamp(z + PARTITION_HEIGHT_MM.0, z + PARTITION_HEIGHT_MM.1), RestHeight::FromSize { sigma_mm })
+                } else {
+                    (self.on_partition_z_mm, RestHeight::Uncertain { sigma_mm: spread })
+                };
                 if let Some(up) = refit(high).filter(|up| self.over_partition_top(up.footprint.centre)) {
-                    return Ok(Rest { z_mm: high, fit: up, height: RestHeight::FromSize { sigma_mm } });
+                    return Ok(Rest { z_mm: high, fit: up, height });
                 }
             }
         }
