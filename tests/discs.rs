@@ -94,6 +94,18 @@ fn a_disc_on_another_too_hidden_to_measure_is_read_a_disc_up_and_flagged() {
     assert!(report.review_reasons.iter().any(|r| r.contains("a stack")), "{:?}", report.review_reasons);
 }
 
+/// A committed scene of `fixtures/varied` scored with its true pose: the fixture and the report.
+fn varied_with_true_pose(name: &str) -> (boardcall::fixture::Fixture, boardcall::score::FrameReport) {
+    use boardcall::camera::CameraPose;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
+    let f = boardcall::fixture::Fixture::load(&dir).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = boardcall::board::Board::load(&f.truth.board).unwrap();
+    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
+    (f, report)
+}
+
 /// Wood grain is no disc: varied scene 13 (a sjoelbak of pale wood whose grain runs along it, under a lamp's glare,
 /// through a fisheye lens) scored with its true pose. Outline fits drew circles from the grain (nine "discs", one
 /// between two real ones in compartment 4, scored); with no colour to fill, a disc's outline must face its centre,
@@ -101,17 +113,10 @@ fn a_disc_on_another_too_hidden_to_measure_is_read_a_disc_up_and_flagged() {
 /// compartment is a real one, where it lies.
 #[test]
 fn wood_grain_under_glare_is_no_disc() {
-    use boardcall::camera::CameraPose;
-    use boardcall::fixture::Fixture;
     use boardcall::piece::PieceKind;
     // Own renders place a disc to a fraction of a millimetre; 3 mm tells a disc read where one lies from another.
     const PLACED_WITHIN_MM: f64 = 3.0;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/13-sjoelbak-plain-whole-fisheye");
-    let f = Fixture::load(&dir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = boardcall::board::Board::load(&f.truth.board).unwrap();
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
-    let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
+    let (f, report) = varied_with_true_pose("13-sjoelbak-plain-whole-fisheye");
     let in_compartments: Vec<_> = report.pieces.iter().filter(|p| p.kind == PieceKind::Disc && p.call == "compartment").collect();
     for p in &in_compartments {
         let nearest = f.truth.pieces.iter().map(|t| (t.footprint.centre.x_mm - p.x_mm).hypot(t.footprint.centre.y_mm - p.y_mm)).fold(f64::INFINITY, f64::min);
@@ -127,18 +132,11 @@ fn wood_grain_under_glare_is_no_disc() {
 /// was placed 15 mm off; at the board's partition height, uncertain by that range, it lies within a millimetre.
 #[test]
 fn a_disc_on_a_partition_too_far_to_measure_its_height_is_placed_at_the_boards_and_its_sigma_covers_it() {
-    use boardcall::camera::CameraPose;
-    use boardcall::fixture::Fixture;
     use boardcall::score::REVIEW_SIGMAS;
     // The outline fits to a fraction of a pixel (3 mm here); a partition built 0.5 mm lower than the board's moves it
     // a fraction of a millimetre along the line of sight.
     const PLACED_WITHIN_MM: f64 = 2.0;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/17-sjoelbak-on_partition-whole-brown");
-    let f = Fixture::load(&dir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = boardcall::board::Board::load(&f.truth.board).unwrap();
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
-    let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
+    let (f, report) = varied_with_true_pose("17-sjoelbak-on_partition-whole-brown");
     let truth = f.truth.pieces.iter().find(|t| t.pose.top_z_mm > 20.0).expect("the disc on the partition").footprint.centre;
     let p = report
         .pieces
