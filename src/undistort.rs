@@ -13,9 +13,10 @@ pub const MAX_PINHOLE_HALF_FIELD_DEG: f64 = 75.0;
 
 /// A fisheye's undistorted image keeps all four ends of the frame's axes in view by default: a whole board
 /// seen through a wide lens reaches the frame's sides, and the narrower framing (0) lost what lay there (varied
-/// 13: a sjoelbak's compartments and gate, beyond the undistorted image's edge, left locate only the far end's
-/// broken line to read the board's length from; it was refused). The middle is then seen a little coarser than
-/// the raw frame has it; the pose's fit measures edges in the undistorted image either way.
+/// 13: a sjoelbak's compartments and gate lay beyond the undistorted image's edge, leaving locate only the far
+/// end's broken line to read the board's length from). The middle is then seen a little coarser than the raw
+/// frame has it; the pose's fit measures edges in the undistorted image either way (varied fisheye views: the
+/// located poses' errors within 3 sigma on all 11 located, 10 before).
 pub const FISHEYE_ALPHA: f64 = 1.0;
 
 /// How the undistorted image is framed.

@@ -67,34 +67,6 @@ fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, mut hit: 
     Some(hits as f64 * hits as f64 / n as f64 * weight)
 }
 
-/// The lines tried as the surface's long sides (their indices in `lines`, longest first): the longest, at most
-/// [`SIDE_CANDIDATES`], no more than [`SIDES_ONE_DIRECTION`] of one direction until the longer lines of every
-/// other direction are in; then the longest skipped, up to the number.
-pub(super) fn side_candidates(lines: &[ImageLine]) -> Vec<usize> {
-    let direction = |l: &ImageLine| l.l[1].atan2(l.l[0]).rem_euclid(std::f64::consts::PI);
-    let apart = |a: f64, b: f64| {
-        let d = (a - b).abs();
-        d.min(std::f64::consts::PI - d)
-    };
-    let tolerance = SAME_DIRECTION_DEG.to_radians();
-    let mut chosen: Vec<usize> = Vec::with_capacity(SIDE_CANDIDATES);
-    let mut skipped: Vec<usize> = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        if chosen.len() >= SIDE_CANDIDATES {
-            break;
-        }
-        let d = direction(l);
-        if chosen.iter().filter(|&&c| apart(direction(&lines[c]), d) <= tolerance).count() < SIDES_ONE_DIRECTION {
-            chosen.push(i);
-        } else {
-            skipped.push(i);
-        }
-    }
-    let room = SIDE_CANDIDATES - chosen.len();
-    chosen.extend(skipped.into_iter().take(room));
-    chosen
-}
-
 impl Locator {
     /// Every hypothesis from `lines` (longest first) and the poses read from
     /// the holes (`from_holes`, a reading of their own beside the cross line's),
@@ -103,17 +75,16 @@ impl Locator {
         let mut map = std::mem::take(&mut self.edge_map);
         map.build(&self.grad);
         let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / RANK_STEP_PX).ceil() as usize;
-        let sides = side_candidates(lines);
+        let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
         let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
         // Every pose the lines give, with the reading of its cross line.
         let mut poses: Vec<(CameraPose, usize)> = Vec::new();
         for ladder in &self.model.ladders {
-            for &i in &sides {
-                for &j in &sides {
+            for (i, a) in sides.iter().enumerate() {
+                for (j, b) in sides.iter().enumerate() {
                     if i == j {
                         continue;
                     }
-                    let (a, b) = (&lines[i], &lines[j]);
                     for (k, c) in crosses.iter().enumerate() {
                         if k == i || k == j || !spans_between(a, b, c) {
                             continue;

@@ -150,16 +150,6 @@ const MERGE_DIST_PX: f64 = 2.5;
 /// [`spans_between`] test keeps the combinations that are scored few.
 const SIDE_CANDIDATES: usize = 30;
 const CROSS_CANDIDATES: usize = 60;
-/// Of the side candidates, at most this many run within [`SAME_DIRECTION_DEG`]
-/// of one direction while longer lines of other directions wait: a tiled floor's
-/// grout lines run in a lattice's two directions, a dozen or more long lines
-/// each, and took every place from the board's own sides (varied 13: the far
-/// side, broken by a wall's shadow, was the 37th line). A board's two long
-/// sides converge by perspective and count apart; places left over go to the
-/// longest lines skipped, so a frame of few directions keeps its longest lines.
-const SIDES_ONE_DIRECTION: usize = SIDE_CANDIDATES / 3;
-/// Lines whose directions lie within this (degrees) run one way.
-const SAME_DIRECTION_DEG: f64 = 5.0;
 /// Least share of the identifying features' edge samples (lines, holes, gate
 /// bar) a pose's fit must confirm; hypotheses are ranked towards it too.
 const MIN_IDENTIFYING_COVERAGE: f64 = 0.5;
