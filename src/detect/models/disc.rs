@@ -517,18 +517,20 @@ impl PieceModel for DiscModel {
             // On a partition of the board's height its outline is nearer the disc's size than on the surface: it
             // rests on the partition. How high a partition stands is the maker's choice, so the height is then
             // measured from the outline's size; flat on the top, the disc's centre lies over it.
-            if refit(self.on_partition_z_mm).is_some_and(|up| (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs()) {
+            let on_top = refit(self.on_partition_z_mm);
+            if on_top.as_ref().is_some_and(|up| (up.footprint.radius_mm - r).abs() < (fit.footprint.radius_mm - r).abs()) {
                 let (measured, sigma_mm) = cx.height_from_size(&fit, r);
                 // A size known less well than the heights partitions are built to says nothing: the board's own
                 // height then, uncertain by that range's spread (varied 17: a disc on a partition 19.5 mm high, seen
                 // at a few mm a pixel, its top measured at 70.7 mm, sigma 17 mm: placed 15 mm off; now 0.1 mm).
-                let spread = (PARTITION_HEIGHT_MM.1 - PARTITION_HEIGHT_MM.0) / 12f64.sqrt();
-                let (high, height) = if sigma_mm < spread {
-                    (measured.clamp(z + PARTITION_HEIGHT_MM.0, z + PARTITION_HEIGHT_MM.1), RestHeight::FromSize { sigma_mm })
+                let spread = super::uniform_sigma_mm(PARTITION_HEIGHT_MM.1 - PARTITION_HEIGHT_MM.0);
+                let (high, height, up) = if sigma_mm < spread {
+                    let high = measured.clamp(z + PARTITION_HEIGHT_MM.0, z + PARTITION_HEIGHT_MM.1);
+                    (high, RestHeight::FromSize { sigma_mm }, refit(high))
                 } else {
-                    (self.on_partition_z_mm, RestHeight::Uncertain { sigma_mm: spread })
+                    (self.on_partition_z_mm, RestHeight::Uncertain { sigma_mm: spread }, on_top)
                 };
-                if let Some(up) = refit(high).filter(|up| self.over_partition_top(up.footprint.centre)) {
+                if let Some(up) = up.filter(|up| self.over_partition_top(up.footprint.centre)) {
                     return Ok(Rest { z_mm: high, fit: up, height });
                 }
             }

@@ -51,6 +51,12 @@ pub(super) enum RestHeight {
     Uncertain { sigma_mm: f64 },
 }
 
+/// The standard uncertainty (mm) of a height known only to lie somewhere in a span `width_mm` wide, every height
+/// in it alike: the standard deviation of a uniform spread.
+pub(super) fn uniform_sigma_mm(width_mm: f64) -> f64 {
+    width_mm / 12f64.sqrt()
+}
+
 impl Rest {
     /// At a height the board fixes.
     pub fn fixed(z_mm: f64, fit: CircleFit) -> Rest {

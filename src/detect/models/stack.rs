@@ -120,9 +120,8 @@ pub(super) fn settle_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
     // The upper ones first, half a thickness up.
     let lifted: Vec<usize> = (0..out.pieces.len()).filter(|&i| over.iter().any(|o| o.contains(&i))).collect();
     let z_up = floor_top + t / 2.0;
-    // Its rest height is anywhere in [floor_top, floor_top + t]: the standard
-    // deviation of a uniform spread over one thickness.
-    let height_sigma = t / 12f64.sqrt();
+    // Its rest height is anywhere in [floor_top, floor_top + t].
+    let height_sigma = super::uniform_sigma_mm(t);
     for &i in &lifted {
         let d = &out.pieces[i];
         let class = cx.class_of(d.team);

@@ -8,7 +8,7 @@
 //! set-up does not say how far below, that height is uncertain and so is the
 //! footprint, along the line of sight.
 
-use super::{outline, PieceModel, Rest, RestHeight};
+use super::{outline, uniform_sigma_mm, PieceModel, Rest, RestHeight};
 use crate::board::{PieceSize, Shuffleboard, GUTTER_DEPTH_RANGE_MM};
 use crate::detect::verify::{Ctx, PieceShape};
 use crate::detect::{DetectError, Detections};
@@ -69,7 +69,7 @@ impl WeightModel {
         let (face_z_mm, face_sigma_mm) = match (ringed, cap.recess_mm) {
             (false, _) => (p.thickness_mm, None),
             (true, Some(r)) => (p.thickness_mm - r, None),
-            (true, None) => (p.thickness_mm - MAX_CAP_RECESS_MM / 2.0, Some(MAX_CAP_RECESS_MM / 12f64.sqrt())),
+            (true, None) => (p.thickness_mm - MAX_CAP_RECESS_MM / 2.0, Some(uniform_sigma_mm(MAX_CAP_RECESS_MM))),
         };
         WeightModel { shape, gutter_depth_mm: s.construction.gutter_depth_mm, face_z_mm, face_sigma_mm }
     }
@@ -99,10 +99,7 @@ impl PieceModel for WeightModel {
     /// in the gutter and is measured there ([`WeightModel::in_gutter`]).
     fn rest(&self, cx: &Ctx, fit: CircleFit, class: usize) -> Result<Rest, DetectError> {
         let (top, surface) = (self.shape.top_z_mm, &cx.geo.board.surface);
-        let at = |fit: &CircleFit, from: f64, z: f64| -> Option<CircleFit> {
-            let start = cx.along_sight(fit.footprint.centre.at_height(from), z)?;
-            cx.fit(Footprint::new(start, fit.footprint.radius_mm), z, class).ok()
-        };
+        let at = |fit: &CircleFit, from: f64, z: f64| fit_at(cx, fit, from, z, class);
         let face = self.face_z_mm;
         let fit = if (face - top).abs() > f64::EPSILON { at(&fit, top, face).unwrap_or(fit) } else { fit };
         let rest = |z: f64, fit: CircleFit| Rest { z_mm: z, fit, height: self.height() };
@@ -122,18 +119,16 @@ impl WeightModel {
     /// there): how deep a gutter is built is the maker's choice, so the face's height is measured from the outline's
     /// size ([`Ctx::height_from_size`]) and the weight measured there, its uncertainty the measurement's (and the
     /// cap's recess's, where not given). A size no gutter in [`GUTTER_DEPTH_RANGE_MM`] gives, one known less well
-    /// than the range, or no outline at the measured height: at the board's depth, uncertain by the range's spread. (Varied 08: a gutter 55.8 mm deep
-    /// read at the nominal 38.1 placed its weights 4.6-5.3 mm off with a sigma of 0.1 mm.)
+    /// than the range, or no outline at the measured height: at the board's depth, uncertain by the range's
+    /// spread. (Varied 08: a gutter 55.8 mm deep read at the nominal 38.1 placed its weights 4.6-5.3 mm off with a
+    /// sigma of 0.1 mm.)
     fn in_gutter(&self, cx: &Ctx, fit: CircleFit, low: f64, class: usize) -> Rest {
         let (measured, sigma_mm) = cx.height_from_size(&fit, self.shape.radius_mm);
         let face = self.face_z_mm;
         let sigma_mm = sigma_mm.hypot(self.face_sigma_mm.unwrap_or(0.0));
         let built = (face - GUTTER_DEPTH_RANGE_MM.1)..=(face - GUTTER_DEPTH_RANGE_MM.0);
-        let spread = (GUTTER_DEPTH_RANGE_MM.1 - GUTTER_DEPTH_RANGE_MM.0) / 12f64.sqrt();
-        let refit = || {
-            let start = cx.along_sight(fit.footprint.centre.at_height(low), measured)?;
-            cx.fit(Footprint::new(start, fit.footprint.radius_mm), measured, class).ok().filter(|f| !cx.geo.board.surface.contains(f.footprint.centre))
-        };
+        let spread = uniform_sigma_mm(GUTTER_DEPTH_RANGE_MM.1 - GUTTER_DEPTH_RANGE_MM.0);
+        let refit = || fit_at(cx, &fit, low, measured, class).filter(|f| !cx.geo.board.surface.contains(f.footprint.centre));
         match (built.contains(&measured) && sigma_mm < spread).then(refit).flatten() {
             Some(f) => Rest { z_mm: measured, fit: f, height: RestHeight::FromSize { sigma_mm } },
             // A size no gutter is built to (the outline cut by the gutter's wall, a cap of another size), a size that
@@ -141,4 +136,11 @@ impl WeightModel {
             None => Rest { z_mm: low, fit, height: RestHeight::Uncertain { sigma_mm: spread } },
         }
     }
+}
+
+/// The outline `fit` (fitted at height `from`) fitted again at height `z`, started where the line of sight through
+/// its centre meets that height.
+fn fit_at(cx: &Ctx, fit: &CircleFit, from: f64, z: f64, class: usize) -> Option<CircleFit> {
+    let start = cx.along_sight(fit.footprint.centre.at_height(from), z)?;
+    cx.fit(Footprint::new(start, fit.footprint.radius_mm), z, class).ok()
 }
