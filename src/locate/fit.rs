@@ -121,7 +121,9 @@ impl Locator {
         // at a wrong nominal size its edges would pull the pose by the difference.
         let params = &self.model.params;
         let Fit { pose, cons, polarity } = &mut fit;
-        for &range in schedule {
+        for (stage, &range) in schedule.iter().enumerate() {
+            // A fine stage the schedule narrows after need only leave the pose well within the next range.
+            let settled_px = if range >= COARSE_RANGE_PX { SETTLED_COARSE_PX } else if stage + 1 < schedule.len() { SETTLED_FINE_PX } else { 0.0 };
             let (step_px, search_step_px) = if range >= COARSE_RANGE_PX { (COARSE_REFINE_STEP_PX, COARSE_SEARCH_STEP_PX) } else { (REFINE_STEP_PX, SEARCH_STEP_PX) };
             for _ in 0..iterations {
                 sample_model(&self.model, pose, cam, step_px, cons, samples);
@@ -140,7 +142,7 @@ impl Locator {
                 clamp_construction(params, cons);
                 let cons_moved = cons.iter().zip(&before).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max);
                 let moved = step.delta[..3].iter().map(|v| v * v).sum::<f64>().sqrt() * 1000.0 + step.delta[3..].iter().map(|v| v * v).sum::<f64>().sqrt();
-                if (moved < 1e-3 && cons_moved < 1e-3) || (range >= COARSE_RANGE_PX && step.motion_px < SETTLED_COARSE_PX) {
+                if (moved < 1e-3 && cons_moved < 1e-3) || step.motion_px < settled_px {
                     break;
                 }
             }
