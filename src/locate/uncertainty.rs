@@ -14,6 +14,13 @@ const MIN_RCOND: f64 = 1e-10;
 /// 40 % confirmed, read on a grain line 4-5 px out and tilting the whole pose).
 /// Half: a feature seen well is confirmed over most of its length.
 const WEAK_FEATURE_SHARE: f64 = 0.5;
+/// A rules-fixed feature whose inliers scatter about it by more than this, px
+/// RMS, is weak evidence too: a sharp step's edge is found within ~0.35 px
+/// (the fixtures' right poses, pieces and shadows on the board), while a ramp
+/// or a bevel (a slab's face, a rounded edge) spreads its gradient over
+/// several pixels and pulls the pose by a fraction of its width (varied 09: a
+/// side read on a slab-face ramp, 0.65 px RMS over 352 samples).
+const ROUGH_FEATURE_RMS_PX: f64 = 0.45;
 /// A feature needs this many samples to be re-fitted without: a stub at the
 /// image's border moves nothing.
 const WEAK_FEATURE_MIN_SAMPLES: usize = 20;
@@ -34,7 +41,7 @@ impl Locator {
         let weak: Vec<&str> = best
             .features
             .iter()
-            .filter(|f| f.fixed && f.samples >= WEAK_FEATURE_MIN_SAMPLES && (f.inliers as f64) < WEAK_FEATURE_SHARE * f.samples as f64)
+            .filter(|f| f.fixed && f.samples >= WEAK_FEATURE_MIN_SAMPLES && ((f.inliers as f64) < WEAK_FEATURE_SHARE * f.samples as f64 || f.rms_px > ROUGH_FEATURE_RMS_PX))
             .map(|f| f.feature.as_str())
             .collect();
         if weak.is_empty() || confirming < 2 {
