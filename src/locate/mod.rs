@@ -65,8 +65,10 @@ mod hypotheses;
 mod lines;
 mod model;
 mod points;
+mod pose;
 mod rivals;
 mod sampling;
+mod search;
 mod uncertainty;
 mod verdict;
 
@@ -75,6 +77,7 @@ use geometry::*;
 use lines::*;
 pub use model::*;
 pub use points::*;
+pub use pose::*;
 use sampling::*;
 use uncertainty::*;
 use verdict::*;
@@ -340,69 +343,6 @@ impl Default for LocateConfig {
 }
 
 // ---------------------------------------------------------------------------
-// The result.
-
-/// How a pose was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LocateMethod {
-    /// From the board's own edges.
-    Automatic,
-    /// From hand-picked point correspondences (`--points`).
-    Points,
-}
-
-/// How well one model feature fits.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FeatureFit {
-    pub feature: String,
-    /// Samples of the feature inside the image.
-    pub samples: usize,
-    /// Of those, samples that found their image edge within the inlier distance.
-    pub inliers: usize,
-    /// RMS normal distance of the inliers, px.
-    pub rms_px: f64,
-    /// Whether the rules fix the feature ([`ModelEdge::fixed`]). Only those are
-    /// fitted and decide the verdict; a construction feature (at its nominal size)
-    /// is listed to show whether this table is built like that.
-    pub fixed: bool,
-}
-
-/// The stage's output: the camera pose in the board frame and the evidence for it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BoardPose {
-    pub board: String,
-    pub pose: CameraPose,
-    pub method: LocateMethod,
-    /// RMS reprojection error of the features used, px: normal distances of the
-    /// edge samples (automatic) or point distances (points).
-    pub reprojection_rms_px: f64,
-    /// Fraction of the visible model's edge samples matched (automatic only).
-    pub coverage: f64,
-    /// Predicted standard error of the worst visible board point, mm (automatic
-    /// only): the edge samples' errors clustered by edge, each edge's shared error
-    /// at least a tenth of a pixel ([`uncertainty`]), so that it covers the real
-    /// error, not only the edges' noise.
-    pub position_sigma_mm: f64,
-    pub features: Vec<FeatureFit>,
-}
-
-impl BoardPose {
-    /// Writes the pose ([`CameraPose::save`]) with its quality numbers.
-    pub fn save(&self, path: &Path) -> Result<(), LocateError> {
-        self.pose.save(
-            path,
-            &[
-                ("reprojection_rms_px", self.reprojection_rms_px),
-                ("coverage", self.coverage),
-                ("position_sigma_mm", self.position_sigma_mm),
-            ],
-        )?;
-        Ok(())
-    }
-}
-
-// ---------------------------------------------------------------------------
 // The localiser.
 
 /// A pose being fitted with the construction's dimensions and the edges' polarities.
@@ -464,28 +404,6 @@ struct Refined {
     evidence: Vec<[f64; 2]>,
 }
 
-
-/// How well the board's edges fit an image at a refined pose ([`Locator::edge_fit`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EdgeFit {
-    pub pose: CameraPose,
-    /// Model edge samples inside the image.
-    pub samples: usize,
-    /// Of those, samples within the inlier distance of their image edge.
-    pub inliers: usize,
-    /// Model edges with at least one inlier.
-    pub edges: usize,
-    /// Each sample's squared distance to its image edge, capped at the inlier
-    /// distance's square (a missed sample costs the cap), summed, px^2.
-    pub truncated_cost_px2: f64,
-}
-
-impl EdgeFit {
-    /// The cost per sample, px^2.
-    pub fn mean_cost_px2(&self) -> f64 {
-        self.truncated_cost_px2 / self.samples.max(1) as f64
-    }
-}
 
 /// Finds the board in undistorted images. Owns its image scratch buffers.
 pub struct Locator {
@@ -568,148 +486,6 @@ impl Locator {
     fn blur(&mut self, und: &Undistorted) -> Result<(), LocateError> {
         cv("blur", imgproc::gaussian_blur(&und.image, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
         clear_of_fill(&und.valid, BORDER_MARGIN_PX + 3.0 * BLUR_SIGMA_PX, &mut self.keep)
-    }
-
-    /// Finds the board automatically.
-    pub fn run(&mut self, und: &Undistorted) -> Result<BoardPose, LocateError> {
-        self.last_candidate = None;
-        let cam = und.camera;
-        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
-        let min_len = MIN_SEGMENT_FRACTION * w.min(h);
-        self.blur(und)?;
-        // The lines (and a washer board's holes' rims, from the same edges) and the
-        // gradients are read from the same blurred frame, independently: side by side.
-        let Locator { line_finder, blurred, keep, sobel, grad, cfg, .. } = self;
-        let (lines, ellipses) = std::thread::scope(|scope| {
-            let found = scope.spawn(|| -> Result<_, LocateError> {
-                let lines = line_finder.find(und, blurred, keep, min_len, cfg.line_levels)?;
-                let ellipses = match line_finder.full_edges() {
-                    Some(edges) => holes::find_ellipses(edges)?,
-                    None => Vec::new(),
-                };
-                Ok((lines, ellipses))
-            });
-            gradients(blurred, keep, sobel, grad)?;
-            found.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        })?;
-        // A washer board's holes give poses of their own, where its sides show no line.
-        let pairings = holes::pairings(&ellipses, &self.holes);
-        let starts = holes::distinct(self.in_parallel(&pairings, |me, _, p| p.start(&cam, &ellipses, &me.holes)).into_iter().flatten());
-        let from_holes = holes::hole_poses(self.in_parallel(&starts, |me, _, f| f.solve(&cam, &ellipses, &me.holes)));
-        if lines.len() < 3 && from_holes.is_empty() {
-            return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
-        }
-        let hyps = self.hypotheses(&cam, &lines, &from_holes);
-        self.lines = lines;
-        // Refine the best distinct hypotheses a batch at a time, until one passes
-        // the verdict: a frame whose first hypotheses are all wrong readings (the
-        // lines' score favours long straight edges off the board) gets further ones.
-        let mut tried: Vec<CameraPose> = Vec::new();
-        let mut refined: Vec<Refined> = Vec::new();
-        let mut seen = StartsSeen::default();
-        for _ in 0..MAX_START_BATCHES {
-            let starts = self.pick_starts(&cam, &hyps, &tried);
-            if starts.is_empty() {
-                break;
-            }
-            tried.extend(&starts);
-            refined.extend(self.refine_starts(&cam, &starts, &mut seen));
-            if refined.iter().any(|r| self.check(r).is_ok()) {
-                break;
-            }
-        }
-        if tried.is_empty() {
-            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
-        }
-        refined.sort_by(|a, b| b.score.total_cmp(&a.score));
-        // Candidates that pass every check on their own compete; the rest only explain a refusal.
-        let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
-        if good.is_empty() {
-            // The best reading may have taken an outline of the construction further out for the surface's sides.
-            if let Some(r) = bad.first().filter(|r| r.sides_outside_surface) {
-                let (pose, at) = (r.pose, r.identified_at);
-                good.extend(self.inward_refits(&cam, &pose, at, &mut seen));
-            }
-        }
-        let Some(first) = good.first() else {
-            let Some(r) = bad.first() else {
-                return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });
-            };
-            self.last_candidate = Some(r.pose);
-            self.last_construction = r.construction.clone();
-            return Err(self.check(r).expect_err("a rejected candidate fails a check"));
-        };
-        self.last_candidate = Some(first.pose);
-        self.last_construction = first.construction.clone();
-        // The near readings the search may have missed, then the reading the image supports.
-        let first = first.pose;
-        good.extend(self.shifted_refits(&cam, &first, &mut seen));
-        good.sort_by(|a, b| b.score.total_cmp(&a.score));
-        let best = self.choose(&cam, good)?;
-        self.last_candidate = Some(best.pose);
-        self.last_construction = best.construction.clone();
-        Ok(self.board_pose(&cam, best))
-    }
-
-    /// The next batch of hypotheses to refine: the best-scoring ones that are
-    /// distinct from each other and from those `tried`, a few for every reading
-    /// of the cross line first (the best overall score alone can favour a board
-    /// read back to front: fewer model edges in view, all matched).
-    fn pick_starts(&self, cam: &Camera, hyps: &[hypotheses::Hypothesis], tried: &[CameraPose]) -> Vec<CameraPose> {
-        let mut starts: Vec<CameraPose> = Vec::new();
-        let mut per_reading = vec![0usize; hyps.iter().map(|h| h.2 + 1).max().unwrap_or(0)];
-        for pass in 0..2 {
-            for (_, p, yi) in hyps {
-                if starts.len() >= STARTS_PER_BATCH {
-                    break;
-                }
-                if pass == 0 && per_reading[*yi] >= STARTS_PER_READING {
-                    continue;
-                }
-                if starts.iter().chain(tried).all(|q| self.image_distance(cam, p, q) > SAME_POSE_PX) {
-                    starts.push(*p);
-                    per_reading[*yi] += 1;
-                }
-            }
-        }
-        starts
-    }
-
-    /// Largest image distance between where two poses put the surface points
-    /// that the first pose sees, px (infinite if it sees none), in the image
-    /// of the distortion-free camera `cam`.
-    pub fn image_distance(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
-        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
-        let mut worst = f64::NEG_INFINITY;
-        for p in &self.probe_points {
-            let Some(pa) = project(cam, a.to_camera(BoardPoint3::new(p[0], p[1], p[2]))) else { continue };
-            if !(pa[0] >= 0.0 && pa[1] >= 0.0 && pa[0] < w && pa[1] < h) {
-                continue;
-            }
-            let d = project(cam, b.to_camera(BoardPoint3::new(p[0], p[1], p[2]))).map_or(f64::INFINITY, |pb| (pa[0] - pb[0]).hypot(pa[1] - pb[1]));
-            worst = worst.max(d);
-        }
-        if worst == f64::NEG_INFINITY {
-            f64::INFINITY
-        } else {
-            worst
-        }
-    }
-
-    /// Largest distance on the board's surface between the points pose `a` images
-    /// (those of [`Locator::image_distance`]'s probes it sees) and where pose `b`
-    /// puts the same pixels, mm (0 if `a` sees none; a pixel whose ray `b` does not
-    /// bring down onto the surface is left out: `b` is then no near reading of `a`).
-    pub(super) fn board_disagreement_mm(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
-        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
-        self.probe_points
-            .iter()
-            .filter_map(|p| {
-                let q = BoardPoint3::new(p[0], p[1], p[2]);
-                let px = a.project(cam, q).filter(|x| x.u >= 0.0 && x.v >= 0.0 && x.u < w && x.v < h)?;
-                b.back_project(cam, px, p[2]).map(|on| (on.x_mm - p[0]).hypot(on.y_mm - p[1]))
-            })
-            .fold(0.0, f64::max)
     }
 
     /// The stage's output for an accepted refinement.

@@ -1,0 +1,147 @@
+//! The automatic search: the frame's lines and hole rims, the hypotheses they give, their refinement a batch at a time, the re-fits of the best reading, and the choice between readings; and how far apart two poses put the board.
+
+use super::*;
+
+impl Locator {
+    /// Finds the board automatically.
+    pub fn run(&mut self, und: &Undistorted) -> Result<BoardPose, LocateError> {
+        self.last_candidate = None;
+        let cam = und.camera;
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let min_len = MIN_SEGMENT_FRACTION * w.min(h);
+        self.blur(und)?;
+        // The lines (and a washer board's holes' rims, from the same edges) and the
+        // gradients are read from the same blurred frame, independently: side by side.
+        let Locator { line_finder, blurred, keep, sobel, grad, cfg, .. } = self;
+        let (lines, ellipses) = std::thread::scope(|scope| {
+            let found = scope.spawn(|| -> Result<_, LocateError> {
+                let lines = line_finder.find(und, blurred, keep, min_len, cfg.line_levels)?;
+                let ellipses = match line_finder.full_edges() {
+                    Some(edges) => holes::find_ellipses(edges)?,
+                    None => Vec::new(),
+                };
+                Ok((lines, ellipses))
+            });
+            gradients(blurred, keep, sobel, grad)?;
+            found.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })?;
+        // A washer board's holes give poses of their own, where its sides show no line.
+        let pairings = holes::pairings(&ellipses, &self.holes);
+        let starts = holes::distinct(self.in_parallel(&pairings, |me, _, p| p.start(&cam, &ellipses, &me.holes)).into_iter().flatten());
+        let from_holes = holes::hole_poses(self.in_parallel(&starts, |me, _, f| f.solve(&cam, &ellipses, &me.holes)));
+        if lines.len() < 3 && from_holes.is_empty() {
+            return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
+        }
+        let hyps = self.hypotheses(&cam, &lines, &from_holes);
+        self.lines = lines;
+        // Refine the best distinct hypotheses a batch at a time, until one passes
+        // the verdict: a frame whose first hypotheses are all wrong readings (the
+        // lines' score favours long straight edges off the board) gets further ones.
+        let mut tried: Vec<CameraPose> = Vec::new();
+        let mut refined: Vec<Refined> = Vec::new();
+        let mut seen = StartsSeen::default();
+        for _ in 0..MAX_START_BATCHES {
+            let starts = self.pick_starts(&cam, &hyps, &tried);
+            if starts.is_empty() {
+                break;
+            }
+            tried.extend(&starts);
+            refined.extend(self.refine_starts(&cam, &starts, &mut seen));
+            if refined.iter().any(|r| self.check(r).is_ok()) {
+                break;
+            }
+        }
+        if tried.is_empty() {
+            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
+        }
+        refined.sort_by(|a, b| b.score.total_cmp(&a.score));
+        // Candidates that pass every check on their own compete; the rest only explain a refusal.
+        let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
+        if good.is_empty() {
+            // The best reading may have taken an outline of the construction further out for the surface's sides.
+            if let Some(r) = bad.first().filter(|r| r.sides_outside_surface) {
+                let (pose, at) = (r.pose, r.identified_at);
+                good.extend(self.inward_refits(&cam, &pose, at, &mut seen));
+            }
+        }
+        let Some(first) = good.first() else {
+            let Some(r) = bad.first() else {
+                return Err(LocateError::NotFound { reason: "no hypothesis converged onto the board's edges".into() });
+            };
+            self.last_candidate = Some(r.pose);
+            self.last_construction = r.construction.clone();
+            return Err(self.check(r).expect_err("a rejected candidate fails a check"));
+        };
+        self.last_candidate = Some(first.pose);
+        self.last_construction = first.construction.clone();
+        // The near readings the search may have missed, then the reading the image supports.
+        let first = first.pose;
+        good.extend(self.shifted_refits(&cam, &first, &mut seen));
+        good.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let best = self.choose(&cam, good)?;
+        self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
+        Ok(self.board_pose(&cam, best))
+    }
+
+    /// The next batch of hypotheses to refine: the best-scoring ones that are
+    /// distinct from each other and from those `tried`, a few for every reading
+    /// of the cross line first (the best overall score alone can favour a board
+    /// read back to front: fewer model edges in view, all matched).
+    fn pick_starts(&self, cam: &Camera, hyps: &[hypotheses::Hypothesis], tried: &[CameraPose]) -> Vec<CameraPose> {
+        let mut starts: Vec<CameraPose> = Vec::new();
+        let mut per_reading = vec![0usize; hyps.iter().map(|h| h.2 + 1).max().unwrap_or(0)];
+        for pass in 0..2 {
+            for (_, p, yi) in hyps {
+                if starts.len() >= STARTS_PER_BATCH {
+                    break;
+                }
+                if pass == 0 && per_reading[*yi] >= STARTS_PER_READING {
+                    continue;
+                }
+                if starts.iter().chain(tried).all(|q| self.image_distance(cam, p, q) > SAME_POSE_PX) {
+                    starts.push(*p);
+                    per_reading[*yi] += 1;
+                }
+            }
+        }
+        starts
+    }
+
+    /// Largest image distance between where two poses put the surface points
+    /// that the first pose sees, px (infinite if it sees none), in the image
+    /// of the distortion-free camera `cam`.
+    pub fn image_distance(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let mut worst = f64::NEG_INFINITY;
+        for p in &self.probe_points {
+            let Some(pa) = project(cam, a.to_camera(BoardPoint3::new(p[0], p[1], p[2]))) else { continue };
+            if !(pa[0] >= 0.0 && pa[1] >= 0.0 && pa[0] < w && pa[1] < h) {
+                continue;
+            }
+            let d = project(cam, b.to_camera(BoardPoint3::new(p[0], p[1], p[2]))).map_or(f64::INFINITY, |pb| (pa[0] - pb[0]).hypot(pa[1] - pb[1]));
+            worst = worst.max(d);
+        }
+        if worst == f64::NEG_INFINITY {
+            f64::INFINITY
+        } else {
+            worst
+        }
+    }
+
+    /// Largest distance on the board's surface between the points pose `a` images
+    /// (those of [`Locator::image_distance`]'s probes it sees) and where pose `b`
+    /// puts the same pixels, mm (0 if `a` sees none; a pixel whose ray `b` does not
+    /// bring down onto the surface is left out: `b` is then no near reading of `a`).
+    pub(super) fn board_disagreement_mm(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        self.probe_points
+            .iter()
+            .filter_map(|p| {
+                let q = BoardPoint3::new(p[0], p[1], p[2]);
+                let px = a.project(cam, q).filter(|x| x.u >= 0.0 && x.v >= 0.0 && x.u < w && x.v < h)?;
+                b.back_project(cam, px, p[2]).map(|on| (on.x_mm - p[0]).hypot(on.y_mm - p[1]))
+            })
+            .fold(0.0, f64::max)
+    }
+}
