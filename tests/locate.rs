@@ -225,6 +225,17 @@ fn locate(f: &Fixture, frame: &Frame) -> Result<locate::BoardPose, LocateError> 
     Locator::new(&board, LocateConfig::default()).run(&und.run(frame).unwrap())
 }
 
+/// Locates the varied fixture `name` from scratch (panicking if refused), with its errors against the true pose.
+fn locate_varied(name: &str) -> (locate::BoardPose, Errors) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
+    let f = Fixture::load(&dir).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    let found = locate(&f, &frame).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+    (found, e)
+}
+
 /// Varied scenes the search once refused or misread, each located within the bar now:
 /// - 03: brown gutters beside a brown surface, red rails. The best reading takes the gutters' outer edges for the
 ///   surface's sides (the camera too near, the lines matched) and fails the surface-inside check; the re-fits that
@@ -235,12 +246,7 @@ fn locate(f: &Fixture, frame: &Frame) -> Result<locate::BoardPose, LocateError> 
 #[test]
 fn varied_views_once_refused_or_misread_are_located_within_the_bar() {
     for name in ["03-shuffleboard-22ft-plain-end-brown", "05-shuffleboard-22ft-line_edge-whole-brown"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
-        let f = Fixture::load(&dir).unwrap();
-        let frame = Frame::load(&f.image_path()).unwrap();
-        let board = Board::load(&f.truth.board).unwrap();
-        let found = locate(&f, &frame).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+        let (found, e) = locate_varied(name);
         // Whole views are a few mm a pixel: the pixel bar, and the millimetre error within the reported sigma's cover.
         assert!(e.px <= MAX_REPROJECTION_PX, "{name}: {:.3} px off at {}", e.px, e.worst);
         assert!(e.mm <= SIGMA_COVERAGE * found.position_sigma_mm, "{name}: {:.3} mm off, sigma {:.3} mm", e.mm, found.position_sigma_mm);
@@ -254,12 +260,7 @@ fn varied_views_once_refused_or_misread_are_located_within_the_bar() {
 #[test]
 fn a_side_read_on_a_ramp_is_located_within_its_sigma() {
     let name = "09-shuffleboard-22ft-gutter-whole-brown";
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
-    let f = Fixture::load(&dir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
-    let found = locate(&f, &frame).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+    let (found, e) = locate_varied(name);
     assert!(e.px <= MAX_ACCEPTED_PX, "{name}: {:.3} px off at {}", e.px, e.worst);
     assert!(e.mm <= SIGMA_COVERAGE * found.position_sigma_mm, "{name}: {:.3} mm off, sigma {:.3} mm", e.mm, found.position_sigma_mm);
 }
