@@ -27,7 +27,8 @@ const WEAK_FEATURE_MIN_SAMPLES: usize = 20;
 
 impl Locator {
     /// The spread of the board's position over re-fits each leaving out one of
-    /// the weakly confirmed rules-fixed features ([`WEAK_FEATURE_SHARE`]), mm: a
+    /// the weakly confirmed ([`WEAK_FEATURE_SHARE`]) or rough
+    /// ([`ROUGH_FEATURE_RMS_PX`]) rules-fixed features, mm: a
     /// delete-one-feature jackknife, `sqrt((n - 1) / n * sum d_i^2)` over the `n`
     /// rules-fixed features that confirm the pose, `d_i` the largest move of a
     /// visible board point ([`Locator::board_disagreement_mm`]) when feature `i`
