@@ -468,7 +468,7 @@ impl Locator {
             ))
         } else if fixed_id_samples >= SEEN_AT_LENGTH && (fixed_id_inliers as f64) < MIN_FIXED_IDENTIFYING_SHARE * fixed_id_samples as f64 {
             Some(format!(
-                "only {:.0} % of the edge samples of its rules-fixed lines, holes and partition and gate-bar feet confirm (needs {:.0} %)",
+                "only {:.0} % of the edge samples of its rules-fixed lines, holes and partition and gate-bar feet confirm (needs {:.0} %; the tops, of a height the maker chose, fit a pose shifted along the board as well: feet in shadow?)",
                 100.0 * fixed_id_inliers as f64 / fixed_id_samples as f64,
                 MIN_FIXED_IDENTIFYING_SHARE * 100.0
             ))
