@@ -22,22 +22,13 @@ const FIXTURE: &str = "36-holeyboard-two_in_hole";
 /// sure of them); further than this it is another piece.
 const SAME_PIECE_MM: f64 = 2.0;
 
-/// The scene with hole 1's upper washer (blue#1) made red (red#2) and the red
-/// washer on the board (red#2) made blue (blue#1), three a side as HoleyBoard is
-/// played, `edit`ed, rendered and scored; with where hole 1's two washers lie.
-fn scored(tag: &str, edit: impl Fn(&mut LoadedScene)) -> (FrameReport, [BoardPoint; 2]) {
+/// The committed scene, `edit`ed, rendered and scored with the true pose; with where its pieces lie, by id.
+fn scored(tag: &str, edit: impl Fn(&mut LoadedScene)) -> (FrameReport, impl Fn(&str) -> BoardPoint) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes").join(FIXTURE);
     let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
-    for p in &mut ls.scene.pieces {
-        p.id = match p.id.to_string().as_str() {
-            "blue#1" => "red#2".parse().unwrap(),
-            "red#2" => "blue#1".parse().unwrap(),
-            _ => p.id,
-        };
-    }
     edit(&mut ls);
-    let at = |id: &str| ls.scene.pieces.iter().find(|p| p.id.to_string() == id).map(|p| BoardPoint::new(p.x_mm, p.y_mm)).unwrap();
-    let in_hole_1 = [at("red#1"), at("red#2")];
+    let placed: Vec<(String, BoardPoint)> = ls.scene.pieces.iter().map(|p| (p.id.to_string(), BoardPoint::new(p.x_mm, p.y_mm))).collect();
+    let at = move |id: &str| placed.iter().find(|p| p.0 == id).map(|p| p.1).unwrap();
     let scratch = common::scratch("washer_stacks", tag);
     let path = scratch.join("image.png");
     boardcall::render::render(&ls, 2).save(&path).unwrap();
@@ -46,7 +37,19 @@ fn scored(tag: &str, edit: impl Fn(&mut LoadedScene)) -> (FrameReport, [BoardPoi
     let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
     let frame = Frame::load(&path).unwrap();
     let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
-    (report, in_hole_1)
+    (report, at)
+}
+
+/// Hole 1's upper washer (blue#1) made red (red#2) and the red washer on the board (red#2) made blue (blue#1),
+/// three a side as HoleyBoard is played: both washers in hole 1 red, red#1 under red#2.
+fn both_red_in_hole_1(ls: &mut LoadedScene) {
+    for p in &mut ls.scene.pieces {
+        p.id = match p.id.to_string().as_str() {
+            "blue#1" => "red#2".parse().unwrap(),
+            "red#2" => "blue#1".parse().unwrap(),
+            _ => p.id,
+        };
+    }
 }
 
 /// Red's washers called in, and the holes' worth of them.
@@ -57,8 +60,8 @@ fn red_in(report: &FrameReport) -> (usize, u32) {
 
 #[test]
 fn the_lower_of_two_washers_of_one_team_in_a_cup_is_placed_and_counted() {
-    let (report, in_hole_1) = scored("placed", |_| {});
-    for c in in_hole_1 {
+    let (report, at) = scored("placed", both_red_in_hole_1);
+    for c in [at("red#1"), at("red#2")] {
         let found = report.pieces.iter().find(|p| p.team == Some(Team::Red) && (p.x_mm - c.x_mm).hypot(p.y_mm - c.y_mm) < SAME_PIECE_MM);
         let p = found.unwrap_or_else(|| panic!("the washer at ({:.1}, {:.1}) not read: {:?}", c.x_mm, c.y_mm, report.pieces));
         assert_eq!(p.call, "in", "{p:?}");
@@ -75,6 +78,7 @@ fn a_lower_washer_mostly_hidden_is_placed_or_makes_the_frame_need_review() {
     // a fit pulled towards the lower one's colour may still leave. Nearer than about 7 mm
     // (this camera, 1.3 m up) the lower washer is not seen at all: a limit, not tested.
     let (report, _) = scored("hidden", |ls| {
+        both_red_in_hole_1(ls);
         let lower = ls.scene.pieces.iter().find(|p| p.id.to_string() == "red#1").map(|p| (p.x_mm, p.y_mm)).unwrap();
         let upper = ls.scene.pieces.iter_mut().find(|p| p.id.to_string() == "red#2").unwrap();
         (upper.x_mm, upper.y_mm, upper.tilt_deg) = (lower.0 + 8.0, lower.1, 0.0);
@@ -82,6 +86,29 @@ fn a_lower_washer_mostly_hidden_is_placed_or_makes_the_frame_need_review() {
     let (n, _) = red_in(&report);
     assert!(n == 3 || report.needs_review, "a lower washer missed without review: {:?}", report.pieces);
     assert!(n <= 3, "{:?}", report.pieces);
+}
+
+/// A red washer under a blue one in hole 1 (the committed scene as it is), its red a pale one: sRGB (0.90, 0.55,
+/// 0.52), in the cup's light below the red team's saturation floor (0.35), as the lower of two red washers in a
+/// HoleyBoard cup shows on an external render (hb_00: saturation 0.25-0.32). The blue one is found by its
+/// outline; the red paint past it is placed by the ring template in the paler paint of red's hue, in doubt. Before,
+/// the red washer was missed without a word and the round went wrong with no review (blue 3, red 5; truth red 5).
+#[test]
+fn a_pale_washer_under_another_in_a_cup_is_placed_and_flagged() {
+    /// The scene's red as linear light: sRGB (0.90, 0.55, 0.52).
+    const PALE_RED: [f64; 3] = [0.7874, 0.2633, 0.2330];
+    let (report, at) = scored("pale_lower", |ls| ls.scene.appearance.red_colour = PALE_RED);
+    // Placed by the template: within its lattice and ring spacing of the truth (stated sigma 2 mm).
+    const PLACED_WITHIN_MM: f64 = 6.0;
+    let lower = at("red#1");
+    let found = report.pieces.iter().find(|p| p.team == Some(Team::Red) && (p.x_mm - lower.x_mm).hypot(p.y_mm - lower.y_mm) < PLACED_WITHIN_MM);
+    let p = found.unwrap_or_else(|| panic!("the red washer under the blue one not read: {:?} {:?}", report.pieces, report.review_reasons));
+    assert_eq!(p.call, "in", "{p:?}");
+    assert!(p.review && p.doubt.as_deref().is_some_and(|d| d.contains("paler")), "{p:?}");
+    // 5 (hole 0) + 3 (hole 1) for red, 3 (hole 1) for blue: the round is red's by 5, as the truth has it.
+    assert_eq!(red_in(&report), (2, 8), "{:?}", report.pieces);
+    let blue_in: Vec<Option<u32>> = report.pieces.iter().filter(|p| p.team == Some(Team::Blue) && p.call == "in").map(|p| p.value).collect();
+    assert_eq!(blue_in, [Some(3)], "{:?}", report.pieces);
 }
 
 /// A committed scene of `fixtures/varied` scored with its true pose: the fixture, its board and the report.

@@ -195,7 +195,22 @@ fn washers_under_found(cx: &Ctx, w: &WasherBoard, out: &mut Detections, over: &m
             let lc = cx.hidden_by(&hiding);
             let own: Vec<usize> = cup.iter().copied().filter(|&j| out.pieces[j].team == Some(team)).collect();
             let apart = |f: &CircleFit| own.iter().all(|&j| out.pieces[j].footprint.centre.distance(f.footprint.centre) >= MIN_STACK_OFFSET * ring_width);
-            let placed = cup_template(&lc, w, hole, class).filter(apart).and_then(|f| cx.finish(f, floor_top, Some(team), class).ok());
+            let place = |colour: ColourClass| cup_template_in(&lc, w, hole, class, colour).filter(apart).and_then(|f| cx.finish(f, floor_top, Some(team), class).ok());
+            // A washer under another lies deeper in the cup's light than the one on it: where its paint shows only
+            // paler than the team's colour allows (external hb_00: saturation 0.25-0.32 in the light, the team's
+            // floor 0.35), it is placed by that paler paint of the team's hue, in doubt, as a pale washer in an
+            // empty cup is ([`pale_washers_in_empty_cups`]).
+            let Some(colour) = cx.colour(class) else { continue };
+            let placed = place(colour).or_else(|| {
+                place(pale_paint(colour)).map(|d| Detection {
+                    doubt: Some(format!(
+                        "placed under the washer(s) found on hole {hole}'s floor by paint of team {team:?}'s hue paler than its colour \
+                         allows (saturation under {:.2}): a washer under them?",
+                        colour.min_saturation
+                    )),
+                    ..d
+                })
+            });
             let Some(lower) = placed else {
                 out.unexplained.extend(paint_left_in_cup(&lc, w, hole, &found, team, class));
                 continue;
