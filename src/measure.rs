@@ -348,44 +348,60 @@ fn probe_edges(
     let mut edges = Vec::with_capacity(cfg.probes);
     let mut seen = 0;
     let mut profile: Vec<[f32; 3]> = Vec::with_capacity(n + 1);
-    let colour_at = |q: BoardPoint3| pose.project(camera, q).and_then(|px| image.sample(px));
+    // Each probe point's colour is averaged over its track and its arc neighbours' (see below): `tracks`
+    // parallel curves, their pixels projected exactly every `stride` samples and linearly between.
+    let half = cfg.arc_samples as i32;
+    let tracks = 2 * half as usize + 1;
+    let stride = ((PROJECT_EVERY_PX / cfg.step_px).floor() as usize).max(1);
+    let mut pixels: Vec<Option<PixelPoint>> = vec![None; tracks * (n + 1)];
     for k in 0..cfg.probes {
         let theta = std::f64::consts::TAU * k as f64 / cfg.probes as f64;
         let (s, c) = theta.sin_cos();
+        // Sample `i` of track `j`: the probe point at radius r, or (the colour across the probe, averaged along a
+        // short arc at the same radius: per-pixel noise averages out, a circular edge does not blur; on a
+        // straight tangent the side samples would lie further out and pull the edge inwards) the point
+        // ARC_SAMPLE_SPACING_PX along the circle through it.
+        let radius_at = |i: usize| r0 + (r1 - r0) * i as f64 / n as f64;
+        let point = |i: usize, j: i32| {
+            let r = radius_at(i);
+            let (sj, cj) = if j == 0 { (s, c) } else { (theta + j as f64 * ARC_SAMPLE_SPACING_PX / scale / r).sin_cos() };
+            BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, height)
+        };
+        for j in -half..=half {
+            let track = &mut pixels[(j + half) as usize * (n + 1)..((j + half) as usize + 1) * (n + 1)];
+            let mut a = 0;
+            while a < n {
+                let b = (a + stride).min(n);
+                let (pa, pb) = (pose.project(camera, point(a, j)), pose.project(camera, point(b, j)));
+                track[a] = pa;
+                track[b] = pb;
+                for i in a + 1..b {
+                    let t = (i - a) as f64 / (b - a) as f64;
+                    track[i] = match (pa, pb) {
+                        (Some(pa), Some(pb)) => Some(PixelPoint::new(pa.u + t * (pb.u - pa.u), pa.v + t * (pb.v - pa.v))),
+                        _ => pose.project(camera, point(i, j)),
+                    };
+                }
+                a = b;
+            }
+        }
         profile.clear();
         let mut ok = true;
         for i in 0..=n {
-            let r = r0 + (r1 - r0) * i as f64 / n as f64;
-            let p = BoardPoint3::new(centre.x_mm + r * c, centre.y_mm + r * s, height);
+            let p = point(i, 0);
             // Occluders (a rim, a wall) are far larger than the probe's
             // spacing: a handful of checks along it finds them.
             if (i % visibility_stride == 0 || i == n) && !(scope.visible)(p) {
                 ok = false;
                 break;
             }
-            // The colour across the probe, averaged along a short arc at the
-            // same radius: per-pixel noise averages out, a circular edge does
-            // not blur (on a straight tangent the side samples would lie
-            // further out and pull the edge inwards).
-            let half = cfg.arc_samples as i32;
-            let acc = if half == 0 {
-                // The point alone (the mean below, of one sample, is its value).
-                colour_at(p)
-            } else {
-                (-half..=half).try_fold([0.0f32; 3], |mut a, j| {
-                    let q = if j == 0 {
-                        p
-                    } else {
-                        let (sj, cj) = (theta + j as f64 * ARC_SAMPLE_SPACING_PX / scale / r).sin_cos();
-                        BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, height)
-                    };
-                    let rgb = colour_at(q)?;
-                    for k in 0..3 {
-                        a[k] += rgb[k] / (2 * half + 1) as f32;
-                    }
-                    Some(a)
-                })
-            };
+            let acc = (0..tracks).try_fold([0.0f32; 3], |mut a, j| {
+                let rgb = image.sample(pixels[j * (n + 1) + i]?)?;
+                for k in 0..3 {
+                    a[k] += rgb[k] / tracks as f32;
+                }
+                Some(a)
+            });
             match acc {
                 Some(rgb) => profile.push(rgb),
                 None => {
@@ -422,6 +438,10 @@ fn probe_edges(
 /// Spacing (pixels) of a probe point's arc samples (see [`FitConfig::arc_samples`]):
 /// one pixel, so that each holds a different pixel's noise.
 const ARC_SAMPLE_SPACING_PX: f64 = 1.0;
+/// A probe's samples are projected into the image exactly this far apart (px) and linearly between: over a
+/// stretch that short a probe's image bends by well under a thousandth of a pixel (the perspective's and the
+/// lens's curvature), and the projections were a third of an outline fit's time.
+const PROJECT_EVERY_PX: f64 = 4.0;
 
 /// A change of colour of at least this fraction of the profile's largest is
 /// an edge; the first such, going outwards, is the outline.
