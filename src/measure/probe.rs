@@ -1,0 +1,193 @@
+//! The radial probes of an outline fit: colour profiles across the expected outline, sampled along board lines at
+//! the piece's height through the full camera model, and the first strong change of colour on each.
+
+use super::{px_per_mm, ColourView, EdgePoint, FitConfig, ProbeScope, MIN_EDGE_CONTRAST};
+use crate::camera::{Camera, CameraPose};
+use crate::geom::{BoardPoint, BoardPoint3, PixelPoint};
+
+/// Line-of-sight checks along one probe (plus its far end).
+const VISIBILITY_CHECKS: usize = 8;
+
+/// How far inside an edge (pixels) its inside colour is taken: past the
+/// edge's blur (about a pixel) and the JPEG fringe beside it.
+const INSIDE_CHECK_PX: f64 = 1.5;
+
+/// Probes radial lines and returns one edge point per probe that finds an edge.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn probe_edges(
+    image: &ColourView,
+    camera: &Camera,
+    pose: &CameraPose,
+    centre: BoardPoint,
+    radius: f64,
+    height: f64,
+    cfg: &FitConfig,
+    scope: &ProbeScope,
+) -> (Vec<EdgePoint>, usize, f64) {
+    let scale = px_per_mm(camera, pose, centre.at_height(height)).unwrap_or(1.0).max(1e-3);
+    let step_mm = cfg.step_px / scale;
+    let (r0, r1) = ((radius - cfg.band_mm).max(radius * 0.2), radius + cfg.band_mm);
+    let n = ((r1 - r0) / step_mm).ceil().max(4.0) as usize;
+    let visibility_stride = (n / VISIBILITY_CHECKS).max(1);
+    let mut edges = Vec::with_capacity(cfg.probes);
+    let mut seen = 0;
+    let mut profile: Vec<[f32; 3]> = Vec::with_capacity(n + 1);
+    // Each probe point's colour is averaged over its track and its arc neighbours' (see below): `tracks`
+    // parallel curves, their pixels projected exactly every `stride` samples and linearly between.
+    let half = cfg.arc_samples as i32;
+    let tracks = 2 * half as usize + 1;
+    let stride = ((PROJECT_EVERY_PX / cfg.step_px).floor() as usize).max(1);
+    let mut pixels: Vec<Option<PixelPoint>> = vec![None; tracks * (n + 1)];
+    for k in 0..cfg.probes {
+        let theta = std::f64::consts::TAU * k as f64 / cfg.probes as f64;
+        let (s, c) = theta.sin_cos();
+        // Sample `i` of track `j`: the probe point at radius r, or (the colour across the probe, averaged along a
+        // short arc at the same radius: per-pixel noise averages out, a circular edge does not blur; on a
+        // straight tangent the side samples would lie further out and pull the edge inwards) the point
+        // ARC_SAMPLE_SPACING_PX along the circle through it.
+        let radius_at = |i: usize| r0 + (r1 - r0) * i as f64 / n as f64;
+        let point = |i: usize, j: i32| {
+            let r = radius_at(i);
+            let (sj, cj) = if j == 0 { (s, c) } else { (theta + j as f64 * ARC_SAMPLE_SPACING_PX / scale / r).sin_cos() };
+            BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, height)
+        };
+        for j in -half..=half {
+            let track = &mut pixels[(j + half) as usize * (n + 1)..((j + half) as usize + 1) * (n + 1)];
+            project_track(camera, pose, stride, &|i| point(i, j), track);
+        }
+        profile.clear();
+        let mut ok = true;
+        for i in 0..=n {
+            let p = point(i, 0);
+            // Occluders (a rim, a wall) are far larger than the probe's
+            // spacing: a handful of checks along it finds them.
+            if (i % visibility_stride == 0 || i == n) && !(scope.visible)(p) {
+                ok = false;
+                break;
+            }
+            let acc = (0..tracks).try_fold([0.0f32; 3], |mut a, j| {
+                let rgb = image.sample(pixels[j * (n + 1) + i]?)?;
+                for k in 0..3 {
+                    a[k] += rgb[k] / tracks as f32;
+                }
+                Some(a)
+            });
+            match acc {
+                Some(rgb) => profile.push(rgb),
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        seen += 1;
+        // The first strong change going outwards, unless the piece's colour
+        // ended before it: a weaker change nearer in is then the outline (a
+        // pale cap's rim just inside the dark gutter's edge, which is the
+        // stronger change).
+        let mut end = profile.len();
+        while let Some((t, contrast)) = edge_crossing(&profile[..end]) {
+            let inside = (t - INSIDE_CHECK_PX / cfg.step_px).round().max(0.0) as usize;
+            if (scope.inside)(profile[inside.min(end - 1)]) {
+                let r = r0 + (r1 - r0) * t / n as f64;
+                edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
+                break;
+            }
+            end = t.floor() as usize;
+            if end < MIN_PROFILE_SAMPLES {
+                break;
+            }
+        }
+    }
+    (edges, seen, 1.0 / scale)
+}
+
+/// The image of the board points `point(0..track.len())`, which lie along a smooth curve: projected exactly every
+/// `stride` points and linearly between (exactly where a neighbouring node is behind the camera).
+pub(super) fn project_track(camera: &Camera, pose: &CameraPose, stride: usize, point: &dyn Fn(usize) -> BoardPoint3, track: &mut [Option<PixelPoint>]) {
+    let n = track.len().saturating_sub(1);
+    if n == 0 {
+        if let Some(t) = track.first_mut() {
+            *t = pose.project(camera, point(0));
+        }
+        return;
+    }
+    let mut a = 0;
+    while a < n {
+        let b = (a + stride.max(1)).min(n);
+        let (pa, pb) = (pose.project(camera, point(a)), pose.project(camera, point(b)));
+        track[a] = pa;
+        track[b] = pb;
+        for (i, slot) in track.iter_mut().enumerate().take(b).skip(a + 1) {
+            let t = (i - a) as f64 / (b - a) as f64;
+            *slot = match (pa, pb) {
+                (Some(pa), Some(pb)) => Some(PixelPoint::new(pa.u + t * (pb.u - pa.u), pa.v + t * (pb.v - pa.v))),
+                _ => pose.project(camera, point(i)),
+            };
+        }
+        a = b;
+    }
+}
+
+/// Spacing (pixels) of a probe point's arc samples (see [`FitConfig::arc_samples`]):
+/// one pixel, so that each holds a different pixel's noise.
+const ARC_SAMPLE_SPACING_PX: f64 = 1.0;
+/// A probe's samples are projected into the image exactly this far apart (px) and linearly between: over a
+/// stretch that short a probe's image bends by a few thousandths of a pixel at most (the perspective's and the
+/// lens's curvature; 0.003 px in a strongly distorting Brown lens's corner, 0.0006 px at a fisheye's rim), far
+/// under an edge's own placement error (tenths of a pixel), and the projections were a third of a fit's time.
+pub(super) const PROJECT_EVERY_PX: f64 = 4.0;
+
+/// A change of colour of at least this fraction of the profile's largest is
+/// an edge; the first such, going outwards, is the outline.
+const STRONG_CHANGE_FRACTION: f32 = 0.5;
+/// Samples past the first strong change over which its level is taken: a
+/// pixel and a half at quarter-pixel steps, enough for the edge's blur.
+const PLATEAU_SAMPLES: usize = 6;
+/// Samples at each end of a profile that set its inside and outside colours.
+const END_SAMPLES: usize = 6;
+/// A profile cut short before a change that is not the outline is searched
+/// again if at least this long: the inside's samples and a change's plateau.
+const MIN_PROFILE_SAMPLES: usize = END_SAMPLES + PLATEAU_SAMPLES;
+
+/// The sub-sample position where a profile leaves its inside colour: the half-way
+/// crossing of the first strong change of colour, going outwards.
+fn edge_crossing(profile: &[[f32; 3]]) -> Option<(f64, f32)> {
+    let m = END_SAMPLES.min(profile.len() / 4).max(1);
+    let mean = |s: &[[f32; 3]]| {
+        let mut a = [0.0f32; 3];
+        for p in s {
+            for k in 0..3 {
+                a[k] += p[k] / s.len() as f32;
+            }
+        }
+        a
+    };
+    let inside = mean(&profile[..m]);
+    // How far each sample's colour is from the inside colour. The outline is
+    // the first strong change going outwards: beyond a cap's rim an oblique
+    // camera sees the weight's side before the board, and a 50 % crossing
+    // between the two ends would land between them.
+    let dist: Vec<f32> = profile
+        .iter()
+        .map(|p| ((p[0] - inside[0]).powi(2) + (p[1] - inside[1]).powi(2) + (p[2] - inside[2]).powi(2)).sqrt())
+        .collect();
+    let max = dist.iter().copied().fold(0.0f32, f32::max);
+    if max < MIN_EDGE_CONTRAST {
+        return None;
+    }
+    let j = dist.iter().position(|d| *d >= STRONG_CHANGE_FRACTION * max)?;
+    // The level just past the change, and the half-way crossing before it.
+    let plateau = dist[j..(j + PLATEAU_SAMPLES).min(dist.len())].iter().copied().fold(0.0f32, f32::max);
+    let contrast = plateau;
+    if contrast < MIN_EDGE_CONTRAST {
+        return None;
+    }
+    let half = plateau / 2.0;
+    let i = (1..=j).rev().find(|&i| dist[i - 1] < half && dist[i] >= half)?;
+    let t = (i - 1) as f64 + ((half - dist[i - 1]) / (dist[i] - dist[i - 1])) as f64;
+    Some((t, contrast))
+}
