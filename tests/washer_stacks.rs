@@ -1,8 +1,10 @@
-//! Two washers of one team in one cup (issue 14, item 4): the colour cannot tell
+//! Two washers in one cup (issue 14, item 4). Of one team, the colour cannot tell
 //! them apart, so the lower one is placed by what of its ring shows past the
 //! upper one, and where too little shows to place it the frame needs review,
-//! never a silent miss. The committed two-in-a-hole scene (a red washer under a
-//! blue one in hole 1) re-rendered with both washers red, scored with the true pose.
+//! never a silent miss; a lower one whose paint shows paler than its team's colour
+//! is placed by that paler paint, in doubt. The committed two-in-a-hole scene (a red
+//! washer under a blue one in hole 1) re-rendered with both washers red, or with a
+//! pale red, scored with the true pose.
 mod common;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
