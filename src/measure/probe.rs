@@ -65,13 +65,18 @@ pub(super) fn probe_edges(
                 ok = false;
                 break;
             }
-            let acc = (0..tracks).try_fold([0.0f32; 3], |mut a, j| {
-                let rgb = image.sample(pixels[j * (n + 1) + i]?)?;
-                for k in 0..3 {
-                    a[k] += rgb[k] / tracks as f32;
-                }
-                Some(a)
-            });
+            let acc = if tracks == 1 {
+                // The point alone.
+                pixels[i].and_then(|px| image.sample(px))
+            } else {
+                (0..tracks).try_fold([0.0f32; 3], |mut a, j| {
+                    let rgb = image.sample(pixels[j * (n + 1) + i]?)?;
+                    for k in 0..3 {
+                        a[k] += rgb[k] / tracks as f32;
+                    }
+                    Some(a)
+                })
+            };
             match acc {
                 Some(rgb) => profile.push(rgb),
                 None => {
