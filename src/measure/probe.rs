@@ -113,18 +113,14 @@ pub(super) fn probe_edges(
 /// The image of the board points `point(0..track.len())`, which lie along a smooth curve: projected exactly every
 /// `stride` points and linearly between (exactly where a neighbouring node is behind the camera).
 pub(super) fn project_track(camera: &Camera, pose: &CameraPose, stride: usize, point: &dyn Fn(usize) -> BoardPoint3, track: &mut [Option<PixelPoint>]) {
-    let n = track.len().saturating_sub(1);
-    if n == 0 {
-        if let Some(t) = track.first_mut() {
-            *t = pose.project(camera, point(0));
-        }
-        return;
-    }
+    let Some(first) = track.first_mut() else { return };
+    *first = pose.project(camera, point(0));
+    let n = track.len() - 1;
     let mut a = 0;
     while a < n {
+        // Each node is projected once: a segment's start is the last one's end.
         let b = (a + stride.max(1)).min(n);
-        let (pa, pb) = (pose.project(camera, point(a)), pose.project(camera, point(b)));
-        track[a] = pa;
+        let (pa, pb) = (track[a], pose.project(camera, point(b)));
         track[b] = pb;
         for (i, slot) in track.iter_mut().enumerate().take(b).skip(a + 1) {
             let t = (i - a) as f64 / (b - a) as f64;
