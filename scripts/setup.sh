@@ -11,7 +11,7 @@
 #   - the `opencv4` pkg-config entry (libopencv-dev), and pkg-config itself;
 #   - a C++ compiler (the opencv crate compiles its C++ glue);
 #   - /usr/bin/chromium (Debian's `chromium`): the scoreboard page's test
-#     (tests/serve_browser.rs) loads the page in headless Chromium.
+#     (tests/suite/serve_browser.rs) loads the page in headless Chromium.
 #
 #   scripts/setup.sh            check, and install what is missing
 #   scripts/setup.sh --check    print the missing packages (one a line), install nothing

@@ -452,7 +452,7 @@ pub(crate) enum FixturesAction {
     /// List the fixture folders under a folder.
     List { dir: std::path::PathBuf },
     /// Rewrite every fixture's truth under a folder from its scene, the images kept (after a change in what the
-    /// call functions say of a scene; `cargo test --test render` checks committed truth against them).
+    /// call functions say of a scene; `cargo test --test suite render::` checks committed truth against them).
     #[command(hide = true)]
     Retruth { dir: std::path::PathBuf },
     /// Render the hole-state model's training set: patches.npy + labels.csv (models/README.md).

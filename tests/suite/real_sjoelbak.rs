@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 /// The Google Pixel's lens (EXIF: 4.67 mm) over its sensor's width (6.27 mm: 4048 pixels of 1.55 um), at the
 /// photos' 1000 pixels across their long side.

@@ -7,9 +7,9 @@
 //! failing input is also written to `target/fuzz-failures/`. The test suite runs a short round; the long run
 //! (docs/fuzzing.md) sets the number of cases per target:
 //!
-//!     BOARDCALL_FUZZ_CASES=10000 cargo test --release --test fuzz -- --nocapture --test-threads 1
+//!     BOARDCALL_FUZZ_CASES=10000 cargo test --release --test suite fuzz:: -- --nocapture --test-threads 1
 
-mod common;
+use crate::common;
 use common::Scratch;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
@@ -204,7 +204,7 @@ fn mutated_frames_are_refused_or_scored_as_the_undamaged_frame() {
         "frames: {refused} refused, {identical} decoded to the same picture, {same} scored as the undamaged frame, {review} for review, \
          {different} whole files of another picture scored differently"
     );
-    // Every file a check can tell is damaged is refused (tests/hardening.rs names the cases). What remains are
+    // Every file a check can tell is damaged is refused (tests/suite/hardening.rs names the cases). What remains are
     // mutations that leave a whole, valid file of another picture: JPEG's Huffman codes resynchronise, so a run of
     // data repeated or lost can still walk to exactly the end of the stream, and the picture is then a real picture
     // (part of it shifted) that no decoder or walk of the codes can tell from an undamaged one. Their rate is bounded

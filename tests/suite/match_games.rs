@@ -2,7 +2,7 @@
 //! written event log equals the expected reading (the truth, with the planted
 //! ambiguity one event marked for review) and the final game state is the truth's.
 
-mod games;
+use crate::games;
 
 use boardcall::board::Board;
 use boardcall::frame::{Frame, StreamFrame};

@@ -3,7 +3,7 @@
 //! The standard colours miss both; the colours learned from the frame, given as
 //! hues or sampled from a pixel must read every piece with its team and call, and
 //! with the standard colours forced the frame must need review, never drop them.
-mod common;
+use crate::common;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
 use boardcall::camera::CameraPose;

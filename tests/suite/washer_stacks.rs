@@ -5,7 +5,7 @@
 //! is placed by that paler paint, in doubt. The committed two-in-a-hole scene (a red
 //! washer under a blue one in hole 1) re-rendered with both washers red, or with a
 //! pale red, scored with the true pose.
-mod common;
+use crate::common;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
 use boardcall::camera::CameraPose;

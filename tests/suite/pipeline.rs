@@ -2,7 +2,7 @@
 //!
 //! Every fixture runs through frame -> detections -> calls -> round score with
 //! the camera pose taken from the truth (localisation has its own tests in
-//! `tests/locate.rs`). What comes out is compared with two references:
+//! `tests/suite/locate.rs`). What comes out is compared with two references:
 //!
 //! - the truth: every fixture's calls and round score must match it (and any
 //!   fixture listed in the golden file as `right` going wrong is named as a
@@ -10,7 +10,7 @@
 //! - the golden file `fixtures/golden/pipeline.json`: the calls and score of
 //!   every fixture as of the last accepted change, so that any change in
 //!   behaviour shows up and is either fixed or accepted by regenerating with
-//!   `REGENERATE=1 cargo test --release --test pipeline`.
+//!   `REGENERATE=1 cargo test --release --test suite pipeline::`.
 
 use boardcall::detect::DetectorConfig;
 use boardcall::eval::{evaluate, EvalReport, PoseSource};

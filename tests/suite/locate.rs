@@ -1,6 +1,6 @@
 //! Automatic board localisation on the renderer's fixtures (pose accuracy and refusals), and the manual `--points` fallback.
 
-mod common;
+use crate::common;
 use boardcall::board::Board;
 use boardcall::camera::{Camera, CameraPose};
 use boardcall::fixture::{self, Fixture};
@@ -94,7 +94,7 @@ enum Outcome {
 
 /// Tests every fixture against the bar. Fixtures that miss it are the
 /// known shortfalls listed in `fixtures/golden/locate.json` (regenerate with
-/// `REGENERATE=1 cargo test --release --test locate`): any other fixture
+/// `REGENERATE=1 cargo test --release --test suite locate::`): any other fixture
 /// missing the bar, a shortfall getting worse, or any accepted pose beyond
 /// `MAX_ACCEPTED_*` fails.
 #[test]

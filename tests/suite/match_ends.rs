@@ -6,8 +6,8 @@
 //! journal's log is the truth's, round after round, and the game is won as the truth says;
 //! resumed at either end, the journal is the uninterrupted run's.
 
-mod common;
-mod games;
+use crate::common;
+use crate::games;
 
 use boardcall::render::video::{render_game, GameScript, GameVideo};
 use boardcall::rules::{play, EventLog, GameConfig, Rules, Status};

@@ -4,7 +4,7 @@
 //! body's top), must be called zone 3 with the cap given (its radius, and that
 //! it is not set into the body), and never confidently otherwise without it:
 //! then the cap's radius is learned from the frame's two weights.
-mod common;
+use crate::common;
 use boardcall::board::{Board, Layout};
 use boardcall::calls::{shuffle_call, FoulLine};
 use boardcall::camera::CameraPose;

@@ -3,7 +3,7 @@
 //!
 //! Exit codes: 2 usage, 3 invalid input, 4 refused (no trustworthy result), 5 output not written.
 
-mod common;
+use crate::common;
 use common::Scratch;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;

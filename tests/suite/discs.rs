@@ -3,7 +3,7 @@
 //! levels), so what it proposes must be verified. An empty sjoelbak seen at half the
 //! fixtures' resolution with one ray a pixel (the noisiest frames the test videos
 //! make) holds no disc.
-mod common;
+use crate::common;
 use boardcall::calls::FoulLine;
 use boardcall::detect::DetectorConfig;
 use boardcall::frame::Frame;

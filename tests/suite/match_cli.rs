@@ -4,8 +4,8 @@
 //! resumed, or its last line torn at 20 seeded random bytes and resumed, the finished
 //! journal is byte for byte the uninterrupted run's.
 
-mod common;
-mod games;
+use crate::common;
+use crate::games;
 
 use boardcall::render::video::{render_game, GameVideo};
 use boardcall::rules::{EventLog, GameConfig, Rules};

@@ -6,7 +6,7 @@
 //! its real error. A shuffleboard's gutter is as deep as its maker built it: weights
 //! in a gutter deeper than the built-in board's are `off` with a sigma that covers
 //! where they lie.
-mod common;
+use crate::common;
 use boardcall::board::ConstructionKeys;
 use boardcall::calls::FoulLine;
 use boardcall::detect::{DetectorConfig, MeasuredBy};

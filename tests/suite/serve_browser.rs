@@ -6,8 +6,8 @@
 //! Chromium is Debian's `chromium` package (`scripts/setup.sh` installs it): its absence
 //! fails the test, it is never skipped.
 
-mod common;
-mod games;
+use crate::common;
+use crate::games;
 
 use boardcall::render::video::{render_game, GameScript, Step};
 use boardcall::rules::{play, EventLog, GameConfig, Rules, Status};
