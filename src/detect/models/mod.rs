@@ -64,14 +64,6 @@ impl Rest {
     }
 }
 
-/// What a blob of colour a flat fit cannot explain alone turned out to be.
-pub(super) enum Partial {
-    /// Not the model's case: verify it as whole pieces.
-    NotMine,
-    /// Handled (a piece found, or the colour reported unexplained, or noise).
-    Done,
-}
-
 /// One kind of piece: how it looks, where it rests, how it is found.
 pub(super) trait PieceModel: Send + Sync {
     /// Its outline's size and height, and whether a team colour tells it.
@@ -90,9 +82,15 @@ pub(super) trait PieceModel: Send + Sync {
 
     /// A colour blob seen only in part (a crescent down a cup, a sliver beside
     /// the board): handled here if the model knows the case.
-    fn partial(&self, _cx: &Ctx, _blob: &Blob, _team: Option<Team>, _class: usize, _out: &mut Detections) -> Partial {
-        Partial::NotMine
+    /// Whether the model handles blob `blob` itself ([`PieceModel::partial`]) rather than as whole pieces: decided
+    /// from the blob alone, before any piece is verified.
+    fn claims(&self, _cx: &Ctx, _blob: &Blob) -> bool {
+        false
     }
+
+    /// Handles a blob the model [`claims`](PieceModel::claims): a piece found, or the colour reported unexplained,
+    /// or noise.
+    fn partial(&self, _cx: &Ctx, _blob: &Blob, _team: Option<Team>, _class: usize, _out: &mut Detections) {}
 
     /// A piece of the colour at `seen` that no flat outline explains, placed
     /// another way (on a cup's floor by its colour, by a leaning pose).
@@ -143,8 +141,13 @@ pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
             set_aside.push(None);
             continue;
         }
+        let mut fits = whole_piece_fits(cx, &blobs, Some(*team), k).into_iter();
         for blob in &blobs {
-            verify_blob(cx, blob, Some(*team), k, out);
+            if cx.model.claims(cx, blob) {
+                cx.model.partial(cx, blob, Some(*team), k, out);
+            } else {
+                verify_blob(cx, blob, Some(*team), k, &mut fits, out);
+            }
         }
         set_aside.push(Some(regions));
     }
@@ -156,15 +159,36 @@ pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
     }
 }
 
-/// Verifies one colour blob as pieces.
-fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, out: &mut Detections) {
+/// Whether a blob the model does not claim is verified as whole pieces (not noise, not a thin run of colour).
+fn verified_whole(blob: &Blob) -> bool {
+    blob.pieces >= MIN_PIECE_AREA_FRACTION && !blob.thin
+}
+
+/// The fits of the blobs verified as whole pieces ([`verified_whole`], not claimed by the model): for each such blob
+/// in order, each of its starts with the piece measured from there. Every fit depends only on the frame and its
+/// start, so they are made on all the machine's cores ([`crate::parallel::map_in_order`]); what they mean for each
+/// other is decided after, in order ([`verify_blob`]).
+fn whole_piece_fits(cx: &Ctx, blobs: &[Blob], team: Option<Team>, k: usize) -> Vec<Vec<(BoardPoint, Result<Detection, DetectError>)>> {
+    let starts: Vec<Vec<BoardPoint>> = blobs
+        .iter()
+        .filter(|b| !cx.model.claims(cx, b) && verified_whole(b))
+        .map(|b| b.starts(&cx.geo.grid, b.pieces.round().max(1.0) as usize))
+        .collect();
+    let flat: Vec<(usize, BoardPoint)> = starts.iter().enumerate().flat_map(|(i, s)| s.iter().map(move |p| (i, *p))).collect();
+    let r = cx.geo.shape.radius_mm;
+    let mut fits: Vec<Vec<(BoardPoint, Result<Detection, DetectError>)>> = starts.iter().map(|s| Vec::with_capacity(s.len())).collect();
+    for ((i, start), fit) in flat.iter().zip(crate::parallel::map_in_order(&flat, |_: &mut (), (_, start)| cx.measure(Footprint::new(*start, r), team, k))) {
+        fits[*i].push((*start, fit));
+    }
+    fits
+}
+
+/// Verifies one colour blob the model does not claim as whole pieces, from its fits (the next of `fits`, made by
+/// [`whole_piece_fits`] for each blob it verifies).
+fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, fits: &mut impl Iterator<Item = Vec<(BoardPoint, Result<Detection, DetectError>)>>, out: &mut Detections) {
     let shape = cx.geo.shape;
     let pieces = blob.pieces;
     let unexplained = |centre: BoardPoint, area_mm2: f64, reason: String| Unexplained { kind: shape.kind, team, centre, area_mm2, reason };
-    match cx.model.partial(cx, blob, team, k, out) {
-        Partial::Done => return,
-        Partial::NotMine => {}
-    }
     if pieces < MIN_PIECE_AREA_FRACTION {
         return;
     }
@@ -173,11 +197,12 @@ fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, out: &mut De
         out.unexplained.push(unexplained(blob.centre, blob.area_mm2, reason));
         return;
     }
+    let fits = fits.next().unwrap_or_default();
     let n = pieces.round().max(1.0) as usize;
     let mut fitted = 0;
-    for start in blob.starts(&cx.geo.grid, n) {
+    for (start, fit) in fits {
         let share = blob.area_mm2 / n as f64;
-        match cx.measure(Footprint::new(start, shape.radius_mm), team, k) {
+        match fit {
             // Two starts in one blob whose fits converge on one piece:
             // the blob's area is not explained by the pieces found.
             Ok(d) if found_already(out, &d, shape.radius_mm) => {
