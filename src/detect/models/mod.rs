@@ -141,12 +141,12 @@ pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
             set_aside.push(None);
             continue;
         }
-        let mut fits = whole_piece_fits(cx, &blobs, Some(*team), k).into_iter();
-        for blob in &blobs {
+        let fits = whole_piece_fits(cx, &blobs, Some(*team), k);
+        for (blob, fits) in blobs.iter().zip(fits) {
             if cx.model.claims(cx, blob) {
                 cx.model.partial(cx, blob, Some(*team), k, out);
             } else {
-                verify_blob(cx, blob, Some(*team), k, &mut fits, out);
+                verify_blob(cx, blob, Some(*team), k, fits, out);
             }
         }
         set_aside.push(Some(regions));
@@ -164,28 +164,29 @@ fn verified_whole(blob: &Blob) -> bool {
     blob.pieces >= MIN_PIECE_AREA_FRACTION && !blob.thin
 }
 
-/// The fits of the blobs verified as whole pieces ([`verified_whole`], not claimed by the model): for each such blob
-/// in order, each of its starts with the piece measured from there. Every fit depends only on the frame and its
-/// start, so they are made on all the machine's cores ([`crate::parallel::map_in_order`]); what they mean for each
-/// other is decided after, in order ([`verify_blob`]).
-fn whole_piece_fits(cx: &Ctx, blobs: &[Blob], team: Option<Team>, k: usize) -> Vec<Vec<(BoardPoint, Result<Detection, DetectError>)>> {
+/// A start of a whole-piece fit in a blob, and the piece measured from there.
+type StartFit = (BoardPoint, Result<Detection, DetectError>);
+
+/// For each of `blobs`, the fits of its starts if it is verified as whole pieces ([`verified_whole`], not claimed by
+/// the model), else none. Every fit depends only on the frame and its start, so they are made on all the machine's
+/// cores ([`crate::parallel::map_in_order`]); what they mean for each other is decided after, in order
+/// ([`verify_blob`]).
+fn whole_piece_fits(cx: &Ctx, blobs: &[Blob], team: Option<Team>, k: usize) -> Vec<Vec<StartFit>> {
     let starts: Vec<Vec<BoardPoint>> = blobs
         .iter()
-        .filter(|b| !cx.model.claims(cx, b) && verified_whole(b))
-        .map(|b| b.starts(&cx.geo.grid, b.pieces.round().max(1.0) as usize))
+        .map(|b| if !cx.model.claims(cx, b) && verified_whole(b) { b.starts(&cx.geo.grid, b.pieces.round().max(1.0) as usize) } else { Vec::new() })
         .collect();
     let flat: Vec<(usize, BoardPoint)> = starts.iter().enumerate().flat_map(|(i, s)| s.iter().map(move |p| (i, *p))).collect();
     let r = cx.geo.shape.radius_mm;
-    let mut fits: Vec<Vec<(BoardPoint, Result<Detection, DetectError>)>> = starts.iter().map(|s| Vec::with_capacity(s.len())).collect();
+    let mut fits: Vec<Vec<StartFit>> = starts.iter().map(|s| Vec::with_capacity(s.len())).collect();
     for ((i, start), fit) in flat.iter().zip(crate::parallel::map_in_order(&flat, |_: &mut (), (_, start)| cx.measure(Footprint::new(*start, r), team, k))) {
         fits[*i].push((*start, fit));
     }
     fits
 }
 
-/// Verifies one colour blob the model does not claim as whole pieces, from its fits (the next of `fits`, made by
-/// [`whole_piece_fits`] for each blob it verifies).
-fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, fits: &mut impl Iterator<Item = Vec<(BoardPoint, Result<Detection, DetectError>)>>, out: &mut Detections) {
+/// Verifies one colour blob the model does not claim as whole pieces, from its starts' `fits` ([`whole_piece_fits`]).
+fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, fits: Vec<StartFit>, out: &mut Detections) {
     let shape = cx.geo.shape;
     let pieces = blob.pieces;
     let unexplained = |centre: BoardPoint, area_mm2: f64, reason: String| Unexplained { kind: shape.kind, team, centre, area_mm2, reason };
@@ -197,7 +198,6 @@ fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, fits: &mut i
         out.unexplained.push(unexplained(blob.centre, blob.area_mm2, reason));
         return;
     }
-    let fits = fits.next().unwrap_or_default();
     let n = pieces.round().max(1.0) as usize;
     let mut fitted = 0;
     for (start, fit) in fits {
