@@ -62,7 +62,7 @@ impl Quality {
     /// Measures a frame's pixels. The sampling lattice's rows are read in [`LATTICE_BANDS`] bands and the tear
     /// check beside them, spread over the machine's cores ([`crate::parallel::map_in_order`]); the counts add up
     /// to the one-pass ones exactly.
-    pub fn of_pixels(rows: &FramePixels) -> Quality {
+    fn of_pixels(rows: &FramePixels) -> Quality {
         let lattice_rows = rows.h.div_ceil(SAMPLE_STEP);
         let band = |b: usize| (SAMPLE_STEP * (b * lattice_rows / LATTICE_BANDS)).min(rows.h);
         let parts: Vec<Part> = std::iter::once(Part::Tear).chain((0..LATTICE_BANDS).map(|b| Part::Band(band(b)..band(b + 1)))).collect();
@@ -286,7 +286,7 @@ fn fill_rows(rows: &FramePixels) -> usize {
 }
 
 /// A (BGR) frame's pixels as rows of bytes (three a pixel), borrowed from the frame: plain bytes, which any thread may read.
-pub struct FramePixels<'a> {
+struct FramePixels<'a> {
     data: &'a [u8],
     /// Bytes from one row's start to the next's.
     step: usize,
@@ -296,7 +296,7 @@ pub struct FramePixels<'a> {
 
 impl<'a> FramePixels<'a> {
     /// The pixels of `frame`.
-    pub fn of(frame: &'a Frame) -> Result<FramePixels<'a>, FrameError> {
+    fn of(frame: &'a Frame) -> Result<FramePixels<'a>, FrameError> {
         let img = frame.image();
         let (w, h) = (img.cols() as usize, img.rows() as usize);
         let data = cv("frame bytes", img.data_bytes())?;

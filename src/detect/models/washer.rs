@@ -164,16 +164,18 @@ impl PieceModel for WasherModel {
 
     /// A washer down a cup shows only what the rim leaves in view (a crescent
     /// or part of a disc in the hole's opening); one on the ground beyond the
-    /// board, partly hidden by the board's side, only the part beside it.
+    /// board, partly hidden by the board's side, only the part beside it: a
+    /// blob of less than a washer's colour (or a thin one) in a hole's opening,
+    /// or off the surface.
     fn claims(&self, cx: &Ctx, blob: &Blob) -> bool {
         let in_part = blob.thin || blob.pieces < 1.0 - AREA_MISMATCH_FRACTION;
         in_part && (cx.hole_opening(blob.centre).is_some() || (blob.pieces >= MIN_PIECE_AREA_FRACTION && !cx.geo.board.surface.contains(blob.centre)))
     }
 
+    /// A claimed blob in a hole's opening is measured down the cup; one off the surface, on the ground.
     fn partial(&self, cx: &Ctx, blob: &Blob, team: Option<Team>, class: usize, out: &mut Detections) {
-        let in_part = blob.thin || blob.pieces < 1.0 - AREA_MISMATCH_FRACTION;
         let unexplained = |reason: String| Unexplained { kind: self.shape.kind, team, centre: blob.centre, area_mm2: blob.area_mm2, reason };
-        if let Some(hole) = cx.hole_opening(blob.centre).filter(|_| in_part) {
+        if let Some(hole) = cx.hole_opening(blob.centre) {
             if blob.pieces >= MIN_CUP_AREA_FRACTION {
                 match self.measure_cup(cx, hole, blob.centre, team, class) {
                     // Colour of one washer seen in two parts (split by its own hole or a neighbour).
