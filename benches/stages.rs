@@ -1,5 +1,4 @@
-//! Pipeline speed per stage on 1920x1080 frames (issue 7), OpenCV on one thread (the
-//! pipeline's own parallel parts, `parallel::map_in_order`, on the machine's cores): undistort,
+//! Pipeline speed per stage on 1920x1080 frames (issue 7), one thread: undistort,
 //! locate from scratch, detect with a known pose (detector built once), one
 //! outline fit, the rules engine on an event log, the whole `score` path with
 //! the camera and pose reused, and one frame of a watched stream. Targets: the `score` path <= 10 ms per frame with

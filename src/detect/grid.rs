@@ -104,31 +104,18 @@ impl Grid {
         }
         // Tile by tile: a grid row runs obliquely across the image rows, and
         // read row by row each cell's pixels lie on other cache lines than its
-        // neighbour's; a tile's cells share theirs. The bands of tiles are read
-        // on all the machine's cores, each cell on its own.
+        // neighbour's; a tile's cells share theirs.
         let (cols, rows) = (self.cols as usize, self.rows as usize);
-        let bands: Vec<usize> = (0..rows).step_by(GATHER_TILE).collect();
-        let read = crate::parallel::map_in_order(&bands, |_: &mut (), &r0| {
-            let r1 = (r0 + GATHER_TILE).min(rows);
-            let n = (r1 - r0) * cols;
-            let mut band = [vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]];
+        for r0 in (0..rows).step_by(GATHER_TILE) {
             for c0 in (0..cols).step_by(GATHER_TILE) {
-                for r in r0..r1 {
-                    for c in c0..(c0 + GATHER_TILE).min(cols) {
-                        let j = (r - r0) * cols + c;
-                        [band[0][j], band[1][j], band[2][j]] = frame.read(&self.taps[r * cols + c]).unwrap_or([f32::NAN; 3]);
+                for r in r0..(r0 + GATHER_TILE).min(rows) {
+                    for i in r * cols + c0..r * cols + (c0 + GATHER_TILE).min(cols) {
+                        [h[i], s[i], v[i]] = frame.read(&self.taps[i]).unwrap_or([f32::NAN; 3]);
                     }
                 }
             }
-            let [bh, bs, bv] = &mut band;
-            bgr_to_hsv_in_place(bh, bs, bv);
-            (r0 * cols, band)
-        });
-        for (at, [bh, bs, bv]) in read {
-            h[at..at + bh.len()].copy_from_slice(&bh);
-            s[at..at + bs.len()].copy_from_slice(&bs);
-            v[at..at + bv.len()].copy_from_slice(&bv);
         }
+        bgr_to_hsv_in_place(h, s, v);
     }
 
     /// The cells whose centre lies within `radius_mm` of `centre` (`<=`), as (column, row), row by row.

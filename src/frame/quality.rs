@@ -56,28 +56,47 @@ pub struct Quality {
 impl Quality {
     /// Measures a frame.
     pub fn measure(frame: &Frame) -> Result<Quality, FrameError> {
-        Ok(Quality::of_pixels(&FramePixels::of(frame)?))
-    }
-
-    /// Measures a frame's pixels. The sampling lattice's rows are read in [`LATTICE_BANDS`] bands and the tear
-    /// check beside them, spread over the machine's cores ([`crate::parallel::map_in_order`]); the counts add up
-    /// to the one-pass ones exactly.
-    fn of_pixels(rows: &FramePixels) -> Quality {
-        let lattice_rows = rows.h.div_ceil(SAMPLE_STEP);
-        let band = |b: usize| (SAMPLE_STEP * (b * lattice_rows / LATTICE_BANDS)).min(rows.h);
-        let parts: Vec<Part> = std::iter::once(Part::Tear).chain((0..LATTICE_BANDS).map(|b| Part::Band(band(b)..band(b + 1)))).collect();
-        let mut tear = 0.0;
-        let mut all = Lattice::default();
-        for counted in crate::parallel::map_in_order(&parts, |_: &mut (), part| match part {
-            Part::Tear => Counted::Tear(block_tear(rows)),
-            Part::Band(ys) => Counted::Band(Lattice::of(rows, ys.clone())),
-        }) {
-            match counted {
-                Counted::Tear(t) => tear = t,
-                Counted::Band(band) => all.add(&band),
+        let img = frame.image();
+        let (w, h) = (img.cols() as usize, img.rows() as usize);
+        let data = cv("frame bytes", img.data_bytes())?;
+        let step = cv("frame step", img.step1_def()).map(|s| s * img.elem_size1())?;
+        let rows = Rows { data, step, w, h };
+        let mut hist = [0u64; 256];
+        let (mut clipped, mut coloured, mut n) = (0u64, 0u64, 0u64);
+        let mut lap_hist = vec![0u64; 4 * 255 + 1];
+        // The grey levels of the row above, this one and the one below (the Laplacian's rows), made once a row.
+        // One lattice row's row below is the next one's row above (SAMPLE_STEP 2): kept, not made again.
+        let mut grey_rows = [vec![0u8; w], vec![0u8; w], vec![0u8; w]];
+        let mut below_row: Option<usize> = None;
+        for y in (0..h).step_by(SAMPLE_STEP) {
+            let inner_row = y > 0 && y + 1 < h;
+            rows.grey_into(y, &mut grey_rows[1]);
+            if inner_row {
+                if below_row == Some(y - 1) {
+                    grey_rows.swap(0, 2);
+                } else {
+                    rows.grey_into(y - 1, &mut grey_rows[0]);
+                }
+                rows.grey_into(y + 1, &mut grey_rows[2]);
+                below_row = Some(y + 1);
+            }
+            let [above, here, below] = &grey_rows;
+            let row = rows.row(y);
+            for x in (0..w).step_by(SAMPLE_STEP) {
+                let p = [row[3 * x], row[3 * x + 1], row[3 * x + 2]];
+                let g = here[x];
+                hist[g as usize] += 1;
+                let (lo, hi) = (p.iter().min().copied().unwrap_or(0), p.iter().max().copied().unwrap_or(0));
+                clipped += u64::from(lo >= CLIPPED_LEVEL);
+                coloured += u64::from(hi - lo > CHROMA_LEVEL);
+                n += 1;
+                if inner_row && x > 0 && x + 1 < w {
+                    let c = 4 * i32::from(g);
+                    let around = [here[x - 1], here[x + 1], above[x], below[x]].iter().map(|q| i32::from(*q)).sum::<i32>();
+                    lap_hist[(c - around).unsigned_abs().min(4 * 255) as usize] += 1;
+                }
             }
         }
-        let Lattice { hist, lap_hist, clipped, coloured, n } = all;
         let percentile = |hist: &[u64], q: f64| -> usize {
             let total: u64 = hist.iter().sum();
             let want = (q * total as f64).ceil() as u64;
@@ -91,14 +110,14 @@ impl Quality {
             hist.len() - 1
         };
         let n = n.max(1) as f64;
-        Quality {
+        Ok(Quality {
             p99_level: percentile(&hist, 0.99) as u8,
             clipped_fraction: clipped as f64 / n,
             colour_fraction: coloured as f64 / n,
-            fill_rows: fill_rows(rows),
+            fill_rows: fill_rows(&rows),
             sharpness: percentile(&lap_hist, 0.995) as f64,
-            block_tear: tear,
-        }
+            block_tear: block_tear(&rows),
+        })
     }
 
     /// Why the frame cannot be read honestly (empty when it can). `needs_colour`: the board's teams are told apart
@@ -136,96 +155,6 @@ impl Quality {
     }
 }
 
-/// The lattice's rows are read in this many bands, taken with the tear check (one more part, a small one: ~7 % of
-/// the check's CPU on the shuffleboard bench frame, `perf`) off a shared counter by each core. On two cores the check
-/// took 3.4 ms where it took 5.2 ms on one (`frame_checks_1920x1080/shuffleboard-1920x1080/quality`).
-const LATTICE_BANDS: usize = 3;
-
-/// A part of a frame's measurement, done on any core.
-enum Part {
-    /// The tear check ([`block_tear`]).
-    Tear,
-    /// The lattice's rows among these.
-    Band(std::ops::Range<usize>),
-}
-
-/// A part's result.
-enum Counted {
-    Tear(f64),
-    Band(Lattice),
-}
-
-/// The counts over the sampling lattice's pixels in some of its rows.
-struct Lattice {
-    /// Grey levels.
-    hist: [u64; 256],
-    /// |4-neighbour Laplacian| of the grey levels, at the lattice's pixels not on the frame's border.
-    lap_hist: Vec<u64>,
-    /// Pixels clipped white in every channel.
-    clipped: u64,
-    /// Pixels with colour.
-    coloured: u64,
-    /// Pixels counted.
-    n: u64,
-}
-
-impl Default for Lattice {
-    fn default() -> Lattice {
-        Lattice { hist: [0; 256], lap_hist: vec![0; 4 * 255 + 1], clipped: 0, coloured: 0, n: 0 }
-    }
-}
-
-impl Lattice {
-    /// The counts over the lattice rows among `ys` (which starts on one of them).
-    fn of(rows: &FramePixels, ys: std::ops::Range<usize>) -> Lattice {
-        let (w, h) = (rows.w, rows.h);
-        let mut out = Lattice::default();
-        // The grey levels of the row above, this one and the one below (the Laplacian's rows), made once a row.
-        // One lattice row's row below is the next one's row above (SAMPLE_STEP 2): kept, not made again.
-        let mut grey_rows = [vec![0u8; w], vec![0u8; w], vec![0u8; w]];
-        let mut below_row: Option<usize> = None;
-        for y in ys.step_by(SAMPLE_STEP) {
-            let inner_row = y > 0 && y + 1 < h;
-            rows.grey_into(y, &mut grey_rows[1]);
-            if inner_row {
-                if below_row == Some(y - 1) {
-                    grey_rows.swap(0, 2);
-                } else {
-                    rows.grey_into(y - 1, &mut grey_rows[0]);
-                }
-                rows.grey_into(y + 1, &mut grey_rows[2]);
-                below_row = Some(y + 1);
-            }
-            let [above, here, below] = &grey_rows;
-            let row = rows.row(y);
-            for x in (0..w).step_by(SAMPLE_STEP) {
-                let p = [row[3 * x], row[3 * x + 1], row[3 * x + 2]];
-                let g = here[x];
-                out.hist[g as usize] += 1;
-                let (lo, hi) = (p.iter().min().copied().unwrap_or(0), p.iter().max().copied().unwrap_or(0));
-                out.clipped += u64::from(lo >= CLIPPED_LEVEL);
-                out.coloured += u64::from(hi - lo > CHROMA_LEVEL);
-                out.n += 1;
-                if inner_row && x > 0 && x + 1 < w {
-                    let c = 4 * i32::from(g);
-                    let around = [here[x - 1], here[x + 1], above[x], below[x]].iter().map(|q| i32::from(*q)).sum::<i32>();
-                    out.lap_hist[(c - around).unsigned_abs().min(4 * 255) as usize] += 1;
-                }
-            }
-        }
-        out
-    }
-
-    /// Adds another band's counts.
-    fn add(&mut self, other: &Lattice) {
-        self.hist.iter_mut().zip(&other.hist).for_each(|(a, b)| *a += b);
-        self.lap_hist.iter_mut().zip(&other.lap_hist).for_each(|(a, b)| *a += b);
-        self.clipped += other.clipped;
-        self.coloured += other.coloured;
-        self.n += other.n;
-    }
-}
-
 /// A frame torn over more than this fraction of its width along JPEG block rows needs review (see `block_tear`):
 /// undamaged frames measure at most 0.12 (rendered fixtures, external renders, OpenCV's photos) and 0.40 (a real
 /// phone photo with a sharp partition edge on a block boundary); fuzzed files whose damage still decodes, 0.75 to 1 in
@@ -244,7 +173,7 @@ const TEAR_STEP_RATIO: i32 = 3;
 /// bottom from the left edge to the damage, so the two tears together span the width. An edge in the scene that
 /// happens to lie on a block boundary tears at one boundary only (over its own length), and the two edges of a strip
 /// (a partition) over the same columns at both.
-fn block_tear(rows: &FramePixels) -> f64 {
+fn block_tear(rows: &Rows) -> f64 {
     let (h, w) = (rows.h, rows.w);
     let diff = |a: &[u8], b: &[u8]| -> i32 { (0..3).map(|c| (i32::from(a[c]) - i32::from(b[c])).abs()).sum() };
     let torn: Vec<Vec<bool>> = (8..h.saturating_sub(1))
@@ -272,7 +201,7 @@ fn block_tear(rows: &FramePixels) -> f64 {
 }
 
 /// Rows at the bottom of one exact colour, other than black and clipped white.
-fn fill_rows(rows: &FramePixels) -> usize {
+fn fill_rows(rows: &Rows) -> usize {
     let (h, w) = (rows.h, rows.w);
     if h == 0 || w == 0 {
         return 0;
@@ -285,8 +214,8 @@ fn fill_rows(rows: &FramePixels) -> usize {
     (0..h).rev().take_while(|&y| rows.row(y).chunks_exact(3).all(|p| p == fill)).count()
 }
 
-/// A (BGR) frame's pixels as rows of bytes (three a pixel), borrowed from the frame: plain bytes, which any thread may read.
-struct FramePixels<'a> {
+/// A BGR frame's bytes, row by row.
+struct Rows<'a> {
     data: &'a [u8],
     /// Bytes from one row's start to the next's.
     step: usize,
@@ -294,18 +223,7 @@ struct FramePixels<'a> {
     h: usize,
 }
 
-impl<'a> FramePixels<'a> {
-    /// The pixels of `frame`.
-    fn of(frame: &'a Frame) -> Result<FramePixels<'a>, FrameError> {
-        let img = frame.image();
-        let (w, h) = (img.cols() as usize, img.rows() as usize);
-        let data = cv("frame bytes", img.data_bytes())?;
-        let step = cv("frame step", img.step1_def()).map(|s| s * img.elem_size1())?;
-        Ok(FramePixels { data, step, w, h })
-    }
-}
-
-impl FramePixels<'_> {
+impl Rows<'_> {
     /// Row `y`'s pixels, three bytes each.
     fn row(&self, y: usize) -> &[u8] {
         &self.data[y * self.step..y * self.step + 3 * self.w]

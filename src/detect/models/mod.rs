@@ -64,6 +64,14 @@ impl Rest {
     }
 }
 
+/// What a blob of colour a flat fit cannot explain alone turned out to be.
+pub(super) enum Partial {
+    /// Not the model's case: verify it as whole pieces.
+    NotMine,
+    /// Handled (a piece found, or the colour reported unexplained, or noise).
+    Done,
+}
+
 /// One kind of piece: how it looks, where it rests, how it is found.
 pub(super) trait PieceModel: Send + Sync {
     /// Its outline's size and height, and whether a team colour tells it.
@@ -82,15 +90,9 @@ pub(super) trait PieceModel: Send + Sync {
 
     /// A colour blob seen only in part (a crescent down a cup, a sliver beside
     /// the board): handled here if the model knows the case.
-    /// Whether the model handles blob `blob` itself ([`PieceModel::partial`]) rather than as whole pieces: decided
-    /// from the blob alone, before any piece is verified.
-    fn claims(&self, _cx: &Ctx, _blob: &Blob) -> bool {
-        false
+    fn partial(&self, _cx: &Ctx, _blob: &Blob, _team: Option<Team>, _class: usize, _out: &mut Detections) -> Partial {
+        Partial::NotMine
     }
-
-    /// Handles a blob the model [`claims`](PieceModel::claims): a piece found, or the colour reported unexplained,
-    /// or noise.
-    fn partial(&self, _cx: &Ctx, _blob: &Blob, _team: Option<Team>, _class: usize, _out: &mut Detections) {}
 
     /// A piece of the colour at `seen` that no flat outline explains, placed
     /// another way (on a cup's floor by its colour, by a leaning pose).
@@ -141,13 +143,8 @@ pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
             set_aside.push(None);
             continue;
         }
-        let fits = whole_piece_fits(cx, &blobs, Some(*team), k);
-        for (blob, fits) in blobs.iter().zip(fits) {
-            if cx.model.claims(cx, blob) {
-                cx.model.partial(cx, blob, Some(*team), k, out);
-            } else {
-                verify_blob(cx, blob, Some(*team), k, fits, out);
-            }
+        for blob in &blobs {
+            verify_blob(cx, blob, Some(*team), k, out);
         }
         set_aside.push(Some(regions));
     }
@@ -159,37 +156,15 @@ pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
     }
 }
 
-/// Whether a blob the model does not claim is verified as whole pieces (not noise, not a thin run of colour).
-fn verified_whole(blob: &Blob) -> bool {
-    blob.pieces >= MIN_PIECE_AREA_FRACTION && !blob.thin
-}
-
-/// A start of a whole-piece fit in a blob, and the piece measured from there.
-type StartFit = (BoardPoint, Result<Detection, DetectError>);
-
-/// For each of `blobs`, the fits of its starts if it is verified as whole pieces ([`verified_whole`], not claimed by
-/// the model), else none. Every fit depends only on the frame and its start, so they are made on all the machine's
-/// cores ([`crate::parallel::map_in_order`]); what they mean for each other is decided after, in order
-/// ([`verify_blob`]).
-fn whole_piece_fits(cx: &Ctx, blobs: &[Blob], team: Option<Team>, k: usize) -> Vec<Vec<StartFit>> {
-    let starts: Vec<Vec<BoardPoint>> = blobs
-        .iter()
-        .map(|b| if !cx.model.claims(cx, b) && verified_whole(b) { b.starts(&cx.geo.grid, b.pieces.round().max(1.0) as usize) } else { Vec::new() })
-        .collect();
-    let flat: Vec<(usize, BoardPoint)> = starts.iter().enumerate().flat_map(|(i, s)| s.iter().map(move |p| (i, *p))).collect();
-    let r = cx.geo.shape.radius_mm;
-    let mut fits: Vec<Vec<StartFit>> = starts.iter().map(|s| Vec::with_capacity(s.len())).collect();
-    for ((i, start), fit) in flat.iter().zip(crate::parallel::map_in_order(&flat, |_: &mut (), (_, start)| cx.measure(Footprint::new(*start, r), team, k))) {
-        fits[*i].push((*start, fit));
-    }
-    fits
-}
-
-/// Verifies one colour blob the model does not claim as whole pieces, from its starts' `fits` ([`whole_piece_fits`]).
-fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, fits: Vec<StartFit>, out: &mut Detections) {
+/// Verifies one colour blob as pieces.
+fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, out: &mut Detections) {
     let shape = cx.geo.shape;
     let pieces = blob.pieces;
     let unexplained = |centre: BoardPoint, area_mm2: f64, reason: String| Unexplained { kind: shape.kind, team, centre, area_mm2, reason };
+    match cx.model.partial(cx, blob, team, k, out) {
+        Partial::Done => return,
+        Partial::NotMine => {}
+    }
     if pieces < MIN_PIECE_AREA_FRACTION {
         return;
     }
@@ -200,9 +175,9 @@ fn verify_blob(cx: &Ctx, blob: &Blob, team: Option<Team>, k: usize, fits: Vec<St
     }
     let n = pieces.round().max(1.0) as usize;
     let mut fitted = 0;
-    for (start, fit) in fits {
+    for start in blob.starts(&cx.geo.grid, n) {
         let share = blob.area_mm2 / n as f64;
-        match fit {
+        match cx.measure(Footprint::new(start, shape.radius_mm), team, k) {
             // Two starts in one blob whose fits converge on one piece:
             // the blob's area is not explained by the pieces found.
             Ok(d) if found_already(out, &d, shape.radius_mm) => {

@@ -3,7 +3,7 @@
 //! a hole's rim, or on the ground beside the board. Its rest height comes from
 //! its outline's apparent size and where its line of sight can reach.
 
-use super::{found_already, leaner, outline, stack, PieceModel, Rest, RestHeight, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
+use super::{found_already, leaner, outline, stack, Partial, PieceModel, Rest, RestHeight, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
 use crate::board::{PieceSize, WasherBoard};
 use crate::detect::proposals::Blob;
 use crate::detect::verify::{hole_under, Ctx, PieceShape};
@@ -164,18 +164,11 @@ impl PieceModel for WasherModel {
 
     /// A washer down a cup shows only what the rim leaves in view (a crescent
     /// or part of a disc in the hole's opening); one on the ground beyond the
-    /// board, partly hidden by the board's side, only the part beside it: a
-    /// blob of less than a washer's colour (or a thin one) in a hole's opening,
-    /// or off the surface.
-    fn claims(&self, cx: &Ctx, blob: &Blob) -> bool {
+    /// board, partly hidden by the board's side, only the part beside it.
+    fn partial(&self, cx: &Ctx, blob: &Blob, team: Option<Team>, class: usize, out: &mut Detections) -> Partial {
         let in_part = blob.thin || blob.pieces < 1.0 - AREA_MISMATCH_FRACTION;
-        in_part && (cx.hole_opening(blob.centre).is_some() || (blob.pieces >= MIN_PIECE_AREA_FRACTION && !cx.geo.board.surface.contains(blob.centre)))
-    }
-
-    /// A claimed blob in a hole's opening is measured down the cup; one off the surface, on the ground.
-    fn partial(&self, cx: &Ctx, blob: &Blob, team: Option<Team>, class: usize, out: &mut Detections) {
         let unexplained = |reason: String| Unexplained { kind: self.shape.kind, team, centre: blob.centre, area_mm2: blob.area_mm2, reason };
-        if let Some(hole) = cx.hole_opening(blob.centre) {
+        if let Some(hole) = cx.hole_opening(blob.centre).filter(|_| in_part) {
             if blob.pieces >= MIN_CUP_AREA_FRACTION {
                 match self.measure_cup(cx, hole, blob.centre, team, class) {
                     // Colour of one washer seen in two parts (split by its own hole or a neighbour).
@@ -187,14 +180,17 @@ impl PieceModel for WasherModel {
                     },
                 }
             }
-            return;
+            return Partial::Done;
         }
-        // A sliver beside the board: a washer on the ground, partly hidden by the board's side.
+        if blob.pieces < MIN_PIECE_AREA_FRACTION || cx.geo.board.surface.contains(blob.centre) || !in_part {
+            return Partial::NotMine;
+        }
         match self.measure_ground(cx, blob.centre, team, class) {
             Ok(d) if found_already(out, &d, self.shape.radius_mm) => {}
             Ok(d) => out.pieces.push(d),
             Err(e) => out.unexplained.push(unexplained(e.to_string())),
         }
+        Partial::Done
     }
 
     /// Team colour in a hole's opening that no flat washer's outline explains:
