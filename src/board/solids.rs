@@ -156,6 +156,27 @@ impl Solids {
         Solids { boxes, cups, floor_z_mm }
     }
 
+    /// The solids a camera may find in its way on `board` when its build is not
+    /// known for certain: [`Solids::build`]'s, plus, where the build leaves a
+    /// volume open that another common build fills, that volume. A sjoelbak whose
+    /// gate bar is built as blocks may as well be bridged over its openings (the
+    /// rules fix the openings, not the bar above them): a bridge from a disc's
+    /// thickness (no lower one lets a disc pass) up to the walls' height is added
+    /// over each opening, so that a detector does not count on seeing through it.
+    /// A bridged bar's own tunnels are already in the build.
+    pub fn possibly_hiding(board: &Board) -> Solids {
+        let mut solids = Solids::build(board);
+        if let Layout::Sjoelbak(s) = &board.layout {
+            if s.construction.gate_bar == GateBar::Blocks {
+                let (low, high) = (s.disc_thickness_mm, s.construction.wall_height_mm);
+                for (left, right) in s.openings() {
+                    solids.boxes.push(solid(Part::GateBar, ShapedBy::Construction, [left, s.gate_back_mm, low], [right, s.gate_front_mm, high]));
+                }
+            }
+        }
+        solids
+    }
+
     /// The boxes that are part of `part`.
     pub fn of(&self, part: Part) -> impl Iterator<Item = &SolidBox> {
         self.boxes.iter().filter(move |b| b.part == part)
@@ -200,6 +221,23 @@ mod tests {
         let bridge = bars.iter().find(|b| (b.max[0] - b.min[0] - 400.0).abs() < 1e-9).expect("one bar across the width");
         assert!((bridge.min[2] - 28.0).abs() < 1e-9 && (bridge.max[2] - 50.0).abs() < 1e-9, "{bridge:?}");
         assert!(bars.iter().filter(|b| b.max[0] - b.min[0] < 400.0).all(|b| (b.max[2] - 28.0).abs() < 1e-9));
+    }
+
+    #[test]
+    fn a_blocks_gate_bar_may_hide_what_a_bridge_over_its_openings_would() {
+        let board = Board::load("sjoelbak").unwrap();
+        let (built, hiding) = (board.solids(), Solids::possibly_hiding(&board));
+        let extra: Vec<&SolidBox> = hiding.boxes[built.boxes.len()..].iter().collect();
+        assert_eq!(hiding.boxes[..built.boxes.len()], built.boxes[..]);
+        assert_eq!(extra.len(), 4, "one possible bridge over each opening");
+        for b in &extra {
+            assert!((b.max[0] - b.min[0] - 60.0).abs() < 1e-9 && (b.min[2] - 13.0).abs() < 1e-9 && (b.max[2] - 50.0).abs() < 1e-9, "{b:?}");
+        }
+        let keys = ConstructionKeys { gate_bar: Some(GateBar::Bridged), ..Default::default() };
+        let bridged = board.with_construction(&keys).unwrap();
+        assert_eq!(Solids::possibly_hiding(&bridged), bridged.solids(), "a bridged bar's tunnels are its own");
+        let washer = Board::load("holeyboard").unwrap();
+        assert_eq!(Solids::possibly_hiding(&washer), washer.solids());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Proposals: where might a piece be. Blobs of a team's colour on the metric grid
 //! (their area says how many pieces they may hold), circles of the piece's size in
-//! the grid's brightness (sjoelen discs), and colour left over once the verified
+//! the grid's brightness and saturation (sjoelen discs), and colour left over once the verified
 //! pieces are accounted for. A proposal decides nothing: verification does.
 
 use super::grid::{blobs_of, minor_spread, set_cells, split_blob, Grid};
@@ -239,19 +239,43 @@ pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out
     }
 }
 
-/// Circles of the piece's size in the grid's brightness image (a metric
-/// top-down view at the pieces' top height): where pale pieces of no team
-/// colour may be. OpenCV's Hough transform; none where it fails.
+/// Circles of the piece's size in the grid's brightness and saturation
+/// images (a metric top-down view at the pieces' top height): where pale
+/// pieces of no team colour may be. OpenCV's Hough transform; none where it fails.
 pub(super) fn circles(cx: &Ctx) -> Vec<BoardPoint> {
     circles_of_radius(cx, cx.geo.shape.radius_mm)
 }
 
-/// Circles of radius `radius_mm` in the grid's brightness (see [`circles`]).
+/// The grid's channels the circle search looks in: value and saturation
+/// (indices into [`Ctx::hsv`]). A piece of the board's own material differs
+/// from it by whichever the light and the finish give: a disc in a
+/// compartment's shadow is as dark as the board there and shows in its
+/// saturation only, a pale disc in full light shows in its value. Hue is left
+/// out: it is noise where either is pale.
+const CIRCLE_CHANNELS: [usize; 2] = [2, 1];
+
+/// Circles of radius `radius_mm` in the grid's channels (see [`circles`]):
+/// each channel's circles, those of a later channel only where no earlier
+/// one found a circle within [`STACKED_PROPOSAL_SEPARATION`] of a radius.
 pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64) -> Vec<BoardPoint> {
+    let mut found: Vec<BoardPoint> = Vec::new();
+    for channel in CIRCLE_CHANNELS {
+        let before = found.len();
+        for c in circles_in(cx, channel, radius_mm) {
+            if !found[..before].iter().any(|f| f.distance(c) < STACKED_PROPOSAL_SEPARATION * radius_mm) {
+                found.push(c);
+            }
+        }
+    }
+    found
+}
+
+/// Circles of radius `radius_mm` in one channel of the grid.
+fn circles_in(cx: &Ctx, channel: usize, radius_mm: f64) -> Vec<BoardPoint> {
     use opencv::core::{Mat, Size, Vec3f, Vector};
     use opencv::imgproc;
     let g = &cx.geo.grid;
-    let grey: Vec<u8> = cx.hsv[2].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0).round() as u8 }).collect();
+    let grey: Vec<u8> = cx.hsv[channel].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0).round() as u8 }).collect();
     let found = (|| -> opencv::Result<Vec<(f64, f64)>> {
         let img = Mat::new_rows_cols_with_data(g.rows as i32, g.cols as i32, &grey)?;
         let mut smooth = Mat::default();

@@ -174,8 +174,10 @@ pub(super) struct Sight {
 }
 
 impl Sight {
+    /// The sight past `board`'s solids, and past what its build may hold that
+    /// the board does not state ([`Solids::possibly_hiding`]).
     pub fn new(board: &Board) -> Sight {
-        Sight::of(&board.solids())
+        Sight::of(&Solids::possibly_hiding(board))
     }
 
     fn of(solids: &Solids) -> Sight {

@@ -173,20 +173,42 @@ impl DiscModel {
     /// partition, whose own wood shows there, and with the camera's line of
     /// sight to its top clear of the board's solids.
     fn may_lie(&self, cx: &Ctx, c: BoardPoint) -> bool {
-        c.x_mm.abs() < self.half_width_mm && c.y_mm > 0.0 && !self.on_partition_or_gate_bar(c, 0.0) && cx.sees(c.at_height(self.shape.top_z_mm))
+        self.within_walls(c) && !self.on_partition_or_gate_bar(c, 0.0) && cx.sees(c.at_height(self.shape.top_z_mm))
     }
 
-    /// Doubts on discs whose place the board contradicts: one fitted flat on
-    /// the surface across a partition or a wall, or one resting on another
-    /// disc (its height is a stack's, the discs under it partly or wholly hidden).
+    /// What the board says of the discs' places. An outline fitted flat on the
+    /// surface with its centre beyond a wall, which no stack of discs explains
+    /// ([`PieceModel::rest`] tried), is no disc on the board: it is reported as
+    /// unexplained (the frame needs review), never scored. One fitted flat across a
+    /// partition or a wall with its centre inside them is in doubt: it rests on
+    /// something (another disc, or tilted against the partition or the wall), its
+    /// place uncertain. So is a disc resting on another (its height is a stack's,
+    /// the discs under it partly or wholly hidden).
     fn settle_rests(&self, out: &mut Detections) {
         let z = self.shape.top_z_mm;
-        for d in out.pieces.iter_mut().filter(|d| d.kind == self.shape.kind) {
+        let mut kept = Vec::with_capacity(out.pieces.len());
+        for mut d in std::mem::take(&mut out.pieces) {
+            if d.kind != self.shape.kind {
+                kept.push(d);
+                continue;
+            }
+            let c = d.footprint.centre;
             let why = if (d.top_z_mm - z).abs() < 1e-6 {
-                self.into_solid(d.footprint.centre).map(|(by, what)| {
-                    format!("fitted flat on the surface it would cross {what} by {by:.1} mm: it rests on something (another disc?), its place is uncertain")
-                })
-            } else if !self.over_partition_top(d.footprint.centre) {
+                match self.into_solid(c) {
+                    Some((by, what)) if !self.within_walls(c) => {
+                        out.unexplained.push(Unexplained {
+                            kind: self.shape.kind,
+                            team: None,
+                            centre: c,
+                            area_mm2: std::f64::consts::PI * self.shape.radius_mm * self.shape.radius_mm,
+                            reason: format!("a disc's outline centred beyond a wall, that flat on the surface would cross {what} by {by:.1} mm and that no stack of discs explains: no disc on the board"),
+                        });
+                        continue;
+                    }
+                    Some((by, what)) => Some(format!("fitted flat on the surface it would cross {what} by {by:.1} mm: it rests on something (another disc?), its place is uncertain")),
+                    None => None,
+                }
+            } else if !self.over_partition_top(c) {
                 let below = ((d.top_z_mm - z) / z).round();
                 Some(format!("it rests on {below:.0} other disc(s): a stack, the discs under it partly or wholly hidden"))
             } else {
@@ -198,7 +220,14 @@ impl DiscModel {
                     None => why,
                 });
             }
+            kept.push(d);
         }
+        out.pieces = kept;
+    }
+
+    /// Whether a board point lies inside the side and back walls' inner faces.
+    fn within_walls(&self, p: BoardPoint) -> bool {
+        p.x_mm.abs() < self.half_width_mm && p.y_mm > 0.0
     }
 
     /// Circles of the disc's size, each verified by an outline fit; colour
@@ -654,10 +683,10 @@ mod tests {
     }
 
     #[test]
-    fn a_disc_across_a_partition_or_on_a_stack_is_in_doubt() {
+    fn a_disc_across_a_partition_or_on_a_stack_is_in_doubt_and_one_beyond_a_wall_unexplained() {
         let m = model();
         let mut d = Detections {
-            pieces: vec![disc(50.0, 50.0, 13.0), disc(25.0, 50.0, 13.0), disc(-150.0, 50.0, 26.0), disc(100.0, 50.0, 33.0)],
+            pieces: vec![disc(50.0, 50.0, 13.0), disc(25.0, 50.0, 13.0), disc(-150.0, 50.0, 26.0), disc(100.0, 50.0, 33.0), disc(-190.0, -20.0, 13.0), disc(210.0, 60.0, 13.0)],
             unexplained: vec![],
         };
         m.settle_rests(&mut d);
@@ -666,5 +695,9 @@ mod tests {
         assert!(d.pieces[2].doubt.as_deref().unwrap_or_default().contains("rests on 1 other disc"), "{:?}", d.pieces[2]);
         // On a partition's top (20 mm + the disc's 13): a place the board allows.
         assert!(d.pieces[3].doubt.is_none(), "{:?}", d.pieces[3]);
+        // Centred behind the back wall and beyond a side wall: no disc on the board, a review, never scored.
+        assert_eq!(d.pieces.len(), 4, "{:?}", d.pieces);
+        assert_eq!(d.unexplained.len(), 2, "{:?}", d.unexplained);
+        assert!(d.unexplained.iter().all(|u| u.reason.contains("beyond a wall")), "{:?}", d.unexplained);
     }
 }
