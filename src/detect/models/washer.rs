@@ -8,7 +8,7 @@ use crate::board::{PieceSize, WasherBoard};
 use crate::detect::proposals::Blob;
 use crate::detect::verify::{hole_under, Ctx, PieceShape};
 use crate::detect::{DetectError, Detection, Detections, MeasuredBy, Unexplained};
-use crate::geom::{BoardPoint, Footprint};
+use crate::geom::{BoardPoint, BoardPoint3, Footprint};
 use crate::measure::CircleFit;
 use crate::piece::Team;
 
@@ -223,6 +223,7 @@ impl PieceModel for WasherModel {
 
     fn settle(&self, cx: &Ctx, out: &mut Detections) {
         stack::settle_cups(cx, &self.w, out);
+        self.cups_hiding_a_washer(cx, out);
     }
 
     /// Proposals by the teams' colours, then round outlines of a washer's size
@@ -237,6 +238,57 @@ impl PieceModel for WasherModel {
     }
 }
 
+impl WasherModel {
+    /// Cups whose floor the camera sees so obliquely that a whole washer may
+    /// lie on it out of sight: unexplained (the frame needs review), whatever
+    /// was found in them, since what the camera cannot see it cannot count.
+    ///
+    /// The camera sees a cup's floor through its opening: the floor's visible
+    /// part is the opening moved away from the camera by the parallax of the
+    /// cup's depth, `d * h / H` for a camera `H` above the floor and `h` beside
+    /// the cup (in plan). A washer lies wholly in the hidden crescent only if it
+    /// fits in a crescent that wide: the shift must reach the washer's diameter
+    /// (the washer at the floor's far side from the opening's view). Only cups
+    /// whose opening is in the frame are looked at (one out of it is no cup the
+    /// frame shows).
+    fn cups_hiding_a_washer(&self, cx: &Ctx, out: &mut Detections) {
+        let (camera, pose) = (&cx.geo.camera, &cx.geo.pose);
+        let eye = pose.centre();
+        let (width, height) = camera.size();
+        let diameter = self.w.washer_outer_diameter_mm;
+        // The washer's top face, what shows of it, lies a washer's thickness above the floor.
+        let depth = self.w.cup_depth_mm - self.w.washer_thickness_mm;
+        for (i, h) in self.w.holes.iter().enumerate() {
+            let in_frame = pose.project(camera, h.centre().at_height(0.0)).is_some_and(|px| px.u >= 0.0 && px.v >= 0.0 && px.u < width as f64 && px.v < height as f64);
+            if !in_frame || h.diameter_mm < diameter {
+                continue;
+            }
+            let Some(shift) = floor_parallax_mm(eye, h.centre(), depth) else { continue };
+            if shift >= diameter {
+                out.unexplained.push(Unexplained {
+                    kind: self.shape.kind,
+                    team: None,
+                    centre: h.centre(),
+                    area_mm2: 0.0,
+                    reason: format!(
+                        "hole {} ({} points): the camera sees its cup's floor so obliquely (moved {shift:.0} mm by the cup's depth, a washer is {diameter:.0} mm across) that a whole washer may lie there out of sight",
+                        i + 1,
+                        h.value
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// How far (mm, in plan) the camera at `eye` sees a cup's floor `depth` below
+/// the surface moved from the opening at `hole` (away from the camera): the
+/// parallax of the depth. `None` for a camera not above the floor.
+fn floor_parallax_mm(eye: BoardPoint3, hole: BoardPoint, depth: f64) -> Option<f64> {
+    let above = eye.z_mm + depth;
+    (above > 0.0).then(|| depth * (eye.x_mm - hole.x_mm).hypot(eye.y_mm - hole.y_mm) / above)
+}
+
 /// Starting places for a search: `centre`, and [`CUP_START_ANGLES`] places
 /// round it at `reach`.
 fn ring_of_starts(centre: BoardPoint, reach: f64) -> impl Iterator<Item = BoardPoint> {
@@ -244,4 +296,24 @@ fn ring_of_starts(centre: BoardPoint, reach: f64) -> impl Iterator<Item = BoardP
         let t = std::f64::consts::TAU * k as f64 / CUP_START_ANGLES as f64;
         BoardPoint::new(centre.x_mm + reach * t.cos(), centre.y_mm + reach * t.sin())
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cup_seen_from_overhead_shows_its_floor_and_one_seen_from_far_beside_may_hide_a_washer() {
+        let (hole, depth, washer) = (BoardPoint::new(0.0, 254.0), 76.0 - 3.2, 63.5);
+        // Straight over the cup: no parallax.
+        let over = floor_parallax_mm(BoardPoint3::new(0.0, 254.0, 1500.0), hole, depth).unwrap();
+        assert!(over.abs() < 1e-9, "{over}");
+        // A usual mount, 1.5 m up and 0.6 m along the board: the floor moves 29 mm, under a washer's 63.5.
+        let usual = floor_parallax_mm(BoardPoint3::new(0.0, 854.0, 1500.0), hole, depth).unwrap();
+        assert!((usual - 72.8 * 600.0 / 1572.8).abs() < 1e-9 && usual < washer, "{usual}");
+        // A wide lens 1.2 m beside the cup and 1 m up: 79 mm, room for a whole washer out of sight.
+        let beside = floor_parallax_mm(BoardPoint3::new(1200.0, 254.0, 1000.0), hole, depth).unwrap();
+        assert!(beside > washer, "{beside}");
+        assert!(floor_parallax_mm(BoardPoint3::new(0.0, 0.0, -100.0), hole, depth).is_none());
+    }
 }
