@@ -243,23 +243,25 @@ pub(super) fn account_for_colour(cx: &Ctx, class: usize, team: Option<Team>, out
 /// images (a metric top-down view at the pieces' top height): where pale
 /// pieces of no team colour may be. OpenCV's Hough transform; none where it fails.
 pub(super) fn circles(cx: &Ctx) -> Vec<BoardPoint> {
-    circles_of_radius(cx, cx.geo.shape.radius_mm)
+    circles_of_radius(cx, cx.geo.shape.radius_mm, &[VALUE, SATURATION])
 }
 
-/// The grid's channels the circle search looks in: value and saturation
-/// (indices into [`Ctx::hsv`]). A piece of the board's own material differs
-/// from it by whichever the light and the finish give: a disc in a
-/// compartment's shadow is as dark as the board there and shows in its
-/// saturation only, a pale disc in full light shows in its value. Hue is left
-/// out: it is noise where either is pale.
-const CIRCLE_CHANNELS: [usize; 2] = [2, 1];
+/// The grid's channels a circle search may look in (indices into
+/// [`Ctx::hsv`]). A piece of the board's own material differs from it by
+/// whichever the light and the finish give: a sjoelen disc in a compartment's
+/// shadow is as dark as the board there and shows in its saturation only, a
+/// pale disc in full light in its value. Hue is left out: it is noise where
+/// either is pale.
+pub(super) const VALUE: usize = 2;
+pub(super) const SATURATION: usize = 1;
 
-/// Circles of radius `radius_mm` in the grid's channels (see [`circles`]):
+/// Circles of radius `radius_mm` in the grid's `channels` (see [`circles`]):
 /// each channel's circles, those of a later channel only where no earlier
-/// one found a circle within [`STACKED_PROPOSAL_SEPARATION`] of a radius.
-pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64) -> Vec<BoardPoint> {
+/// one found a circle within [`STACKED_PROPOSAL_SEPARATION`] of a radius. Each
+/// channel costs a Hough transform (some 10 ms on a sjoelbak's grid).
+pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64, channels: &[usize]) -> Vec<BoardPoint> {
     let mut found: Vec<BoardPoint> = Vec::new();
-    for channel in CIRCLE_CHANNELS {
+    for &channel in channels {
         let before = found.len();
         for c in circles_in(cx, channel, radius_mm) {
             if !found[..before].iter().any(|f| f.distance(c) < STACKED_PROPOSAL_SEPARATION * radius_mm) {

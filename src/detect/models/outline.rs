@@ -39,7 +39,7 @@ const CONTRAST_ANGLES: usize = 24;
 /// Reports the round outlines of radius `radius_mm`, face at `top_z_mm`, on
 /// the playing surface, that no piece found (and no colour already reported)
 /// accounts for: circles in
-/// the grid's brightness and saturation, each verified by an outline fit of that size asking
+/// the grid's brightness, each verified by an outline fit of that size asking
 /// no colour inside, crisp, answered all round, and unlike the board round it
 /// where the piece's paint shows (`face`: fractions of the radius).
 pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f64, top_z_mm: f64, face: &[f64]) {
@@ -50,7 +50,7 @@ pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f6
     };
     // Only on the playing surface: a piece off it scores nothing whatever its colour.
     let surface = &cx.geo.board.surface;
-    for c in proposals::circles_of_radius(cx, r) {
+    for c in proposals::circles_of_radius(cx, r, &[proposals::VALUE]) {
         if !surface.contains(c) || accounted(out, c) {
             continue;
         }
