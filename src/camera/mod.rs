@@ -164,6 +164,12 @@ impl Camera {
         (self.image_width, self.image_height)
     }
 
+    /// Whether pixel `p` lies in the image: `0 <= u < width`, `0 <= v < height`
+    /// (a point a bilinear read needs both neighbours of asks one pixel less).
+    pub fn contains(&self, p: PixelPoint) -> bool {
+        p.u >= 0.0 && p.v >= 0.0 && p.u < self.image_width as f64 && p.v < self.image_height as f64
+    }
+
     /// The camera matrix as an OpenCV 3x3 `CV_64F` matrix.
     pub fn camera_matrix_mat(&self) -> Result<Mat, CameraError> {
         cv("camera matrix", Mat::from_slice_2d(&[[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]]))

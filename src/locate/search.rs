@@ -134,12 +134,11 @@ impl Locator {
     /// puts the same pixels, mm (0 if `a` sees none; a pixel whose ray `b` does not
     /// bring down onto the surface is left out: `b` is then no near reading of `a`).
     pub(super) fn board_disagreement_mm(&self, cam: &Camera, a: &CameraPose, b: &CameraPose) -> f64 {
-        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         self.probe_points
             .iter()
             .filter_map(|p| {
                 let q = BoardPoint3::new(p[0], p[1], p[2]);
-                let px = a.project(cam, q).filter(|x| x.u >= 0.0 && x.v >= 0.0 && x.u < w && x.v < h)?;
+                let px = a.project(cam, q).filter(|x| cam.contains(*x))?;
                 b.back_project(cam, px, p[2]).map(|on| (on.x_mm - p[0]).hypot(on.y_mm - p[1]))
             })
             .fold(0.0, f64::max)

@@ -340,8 +340,7 @@ pub(crate) mod tests {
                         BoardPoint3::new(x + r * theta.cos(), y + r * theta.sin(), 25.0)
                     };
                     let (Some(a), Some(b)) = (pose.project(&camera, point(0)), pose.project(&camera, point(n))) else { continue };
-                    let in_frame = |p: PixelPoint| p.u >= 0.0 && p.v >= 0.0 && p.u < camera.image_width as f64 && p.v < camera.image_height as f64;
-                    assert!(in_frame(a) && in_frame(b), "{a:?} {b:?}");
+                    assert!(camera.contains(a) && camera.contains(b), "{a:?} {b:?}");
                     let stride = ((PROJECT_EVERY_PX / (a.distance(b) / n as f64)).floor() as usize).max(1);
                     let mut track = vec![None; n + 1];
                     project_track(&camera, &pose, stride, &point, &mut track);

@@ -254,12 +254,11 @@ impl WasherModel {
     fn cups_hiding_a_washer(&self, cx: &Ctx, out: &mut Detections) {
         let (camera, pose) = (&cx.geo.camera, &cx.geo.pose);
         let eye = pose.centre();
-        let (width, height) = camera.size();
         let diameter = self.w.washer_outer_diameter_mm;
         // The washer's top face, what shows of it, lies a washer's thickness above the floor.
         let depth = self.w.cup_depth_mm - self.w.washer_thickness_mm;
         for (i, h) in self.w.holes.iter().enumerate() {
-            let in_frame = pose.project(camera, h.centre().at_height(0.0)).is_some_and(|px| px.u >= 0.0 && px.v >= 0.0 && px.u < width as f64 && px.v < height as f64);
+            let in_frame = pose.project(camera, h.centre().at_height(0.0)).is_some_and(|px| camera.contains(px));
             if !in_frame || h.diameter_mm < diameter {
                 continue;
             }
