@@ -258,7 +258,7 @@ pub(super) const SATURATION: usize = 1;
 /// Circles of radius `radius_mm` in the grid's `channels` (see [`circles`]):
 /// each channel's circles, those of a later channel only where no earlier
 /// one found a circle within [`STACKED_PROPOSAL_SEPARATION`] of a radius. Each
-/// channel costs a Hough transform (some 10 ms on a sjoelbak's grid).
+/// channel costs a Hough transform over the whole grid.
 pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64, channels: &[usize]) -> Vec<BoardPoint> {
     let mut found: Vec<BoardPoint> = Vec::new();
     for &channel in channels {
