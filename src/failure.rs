@@ -159,7 +159,7 @@ fn detect_error(e: &crate::detect::DetectError) -> Failure {
     use crate::detect::DetectError as E;
     match e {
         E::FrameSize { .. } => Failure::Input,
-        E::BoardNotInView | E::NotAPiece { .. } => Failure::Refused,
+        E::BoardNotInView | E::NotAPiece { .. } | E::UnevenFace { .. } => Failure::Refused,
         E::Measure(m) => measure_error(m),
         E::Config { .. } | E::TeamSample { .. } => Failure::Usage,
         E::PiecesFile { .. } => Failure::Input,

@@ -50,6 +50,10 @@ pub enum DetectError {
     BoardNotInView,
     #[error("no piece at ({x_mm:.1}, {y_mm:.1}) mm: {reason}")]
     NotAPiece { x_mm: f64, y_mm: f64, reason: String },
+    /// A crisp round outline of the piece's size whose inside is no one evenly lit face: a piece half in a
+    /// shadow, or an outline the board's own structure drew (see `verify::MAX_INSIDE_SPREAD`).
+    #[error("no piece at ({x_mm:.1}, {y_mm:.1}) mm: the brightness inside the outline varies by {percent:.0} % of its edges' contrast (no one evenly lit face)")]
+    UnevenFace { x_mm: f64, y_mm: f64, percent: f64 },
     #[error(transparent)]
     Measure(#[from] MeasureError),
     #[error("detector configuration: `{field}` {problem}")]
@@ -533,5 +537,55 @@ mod tests {
         assert_eq!(p.team, Some(Team::Red));
         assert!(p.footprint.centre.distance(truth) < 0.05, "{p:?}");
         assert!(found.unexplained.is_empty(), "{:?}", found.unexplained);
+    }
+
+    /// A sjoelbak frame of one flat round face of a disc's size on a plain board, drawn by 4x4 supersampling:
+    /// each point of the face (its top at 13 mm) takes the colour `face` gives it (BGR), the board elsewhere.
+    fn sjoelbak_frame(cam: &crate::camera::Camera, pose: &crate::camera::CameraPose, centre: BoardPoint, face: &dyn Fn(BoardPoint) -> [f64; 3]) -> Vec<u8> {
+        let (w, h) = (cam.image_width as usize, cam.image_height as usize);
+        let (board, r, z, s) = ([70.0, 110.0, 150.0], 26.0, 13.0, 4);
+        let mut img = vec![0u8; w * h * 3];
+        for v in 0..h {
+            for u in 0..w {
+                let mut acc = [0.0f64; 3];
+                for j in 0..s {
+                    for i in 0..s {
+                        let px = crate::geom::PixelPoint::new(u as f64 - 0.5 + (i as f64 + 0.5) / s as f64, v as f64 - 0.5 + (j as f64 + 0.5) / s as f64);
+                        let c = match pose.back_project(cam, px, z) {
+                            Some(p) if p.distance(centre) < r => face(p),
+                            _ => board,
+                        };
+                        (0..3).for_each(|k| acc[k] += c[k] / (s * s) as f64);
+                    }
+                }
+                (0..3).for_each(|k| img[(v * w + u) * 3 + k] = acc[k].round() as u8);
+            }
+        }
+        img
+    }
+
+    #[test]
+    fn a_disc_is_one_evenly_lit_face_and_a_circle_round_two_tones_is_none() {
+        let board = Board::load("sjoelbak").unwrap();
+        let cam = crate::camera::Camera { image_width: 640, image_height: 480, fx: 700.0, fy: 700.0, cx: 320.0, cy: 240.0, distortion: crate::camera::Distortion::brown(0.0, 0.0, 0.0, 0.0, 0.0) };
+        let pose = crate::camera::CameraPose::look_at(crate::geom::BoardPoint3::new(30.0, 700.0, 900.0), crate::geom::BoardPoint3::new(0.0, 400.0, 0.0), [0.0, -1.0, 0.0]).unwrap();
+        let centre = BoardPoint::new(-12.3, 407.6);
+        let detect = |img: &[u8]| {
+            let view = ColourView::new(640, 480, img).unwrap();
+            Detector::new(DetectorConfig::default(), &board, &cam, &pose).unwrap().detect(&view).unwrap()
+        };
+        let (pale, shade) = ([150.0, 200.0, 225.0], [80.0, 105.0, 120.0]);
+        // One face: pale wood, and the same with a wall's shadow over a third of it (the median's reach).
+        let even = detect(&sjoelbak_frame(&cam, &pose, centre, &|_| pale));
+        let shadowed = detect(&sjoelbak_frame(&cam, &pose, centre, &|p| if p.x_mm < centre.x_mm - 9.0 { shade } else { pale }));
+        for (what, found) in [("even", &even), ("a third in shadow", &shadowed)] {
+            assert_eq!(found.pieces.len(), 1, "{what}: {found:?}");
+            // The fits' own error on a synthetic rim: a few hundredths of a millimetre.
+            assert!(found.pieces[0].footprint.centre.distance(centre) < 0.2, "{what}: {:?}", found.pieces[0]);
+        }
+        // A round outline whose inside is two tones half and half (a print, grain and a shadow's edge): the
+        // circle search proposes it and the outline fits, but no one flat face lies inside it.
+        let split = detect(&sjoelbak_frame(&cam, &pose, centre, &|p| if p.x_mm < centre.x_mm { shade } else { pale }));
+        assert!(split.pieces.is_empty(), "{split:?}");
     }
 }

@@ -54,6 +54,18 @@ const RADIAL_TOLERANCE_DEG: f64 = 30.0;
 /// straight texture's edges face a circle's centre where the probes cross it
 /// evenly; a fit picks its inliers where they do.
 const MIN_RADIAL_SHARE: f64 = 0.65;
+/// A piece told by its outline alone encloses one flat face, evenly lit: the brightness just inside its rim
+/// ([`INSIDE_FACE_PX`] in) varies round it by at most this share of the step at the rim (the median absolute
+/// deviation of the inside brightnesses from their median, against the edges' median contrast).
+/// Discs measured 0.006-0.08 on the own and varied renders and 0.01-0.09 on the real sjoelbak photos (wood grain,
+/// glare and shading included: the median ignores a shadow over less than half the rim). Outlines fitted where no
+/// disc lies measured 0.01-0.33: those whose inside takes in the board, a partition's or the gate bar's face and
+/// their shadows 0.2 and more (circles before the gate bar, across a partition, on a stack's crescent; varied 13,
+/// 15 and 17 had four such phantoms scored), while a printed circle or the floor beyond the walls looks like one
+/// face and is left to the other checks.
+const MAX_INSIDE_SPREAD: f64 = 0.2;
+/// How far inside an outline's edges (pixels) its face's colour is read: past the edge's blur and a JPEG fringe.
+const INSIDE_FACE_PX: f64 = 2.0;
 /// The colour gradient is taken from samples this far (pixels) either side of
 /// an edge point: the edge's own blur, not its neighbours'.
 const GRADIENT_STEP_PX: f64 = 1.0;
@@ -223,6 +235,10 @@ impl<'a> Ctx<'a> {
                 reason: format!("only {:.0} % of the outline's edges face its centre (a texture's, not a piece's)", 100.0 * facing),
             });
         }
+        let spread = if shape.team_coloured { 0.0 } else { self.inside_spread(&fit) };
+        if spread > MAX_INSIDE_SPREAD {
+            return Err(DetectError::UnevenFace { x_mm: fit.footprint.centre.x_mm, y_mm: fit.footprint.centre.y_mm, percent: 100.0 * spread });
+        }
         let radius_error = fit.footprint.radius_mm - shape.radius_mm;
         let doubt = (radius_error.abs() > MAX_RADIUS_ERROR_MM)
             .then(|| format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, shape.radius_mm));
@@ -245,6 +261,28 @@ impl<'a> Ctx<'a> {
             measured_by: MeasuredBy::of_fit(&held),
             outline_radius_mm: Some(fit.footprint.radius_mm),
         })
+    }
+
+    /// How much the brightness just inside a fit's edges ([`INSIDE_FACE_PX`] in, at the fit's height) varies
+    /// round it, as a share of the edges' contrast: the median absolute deviation of those brightnesses (the mean
+    /// of the three channels) from their median, over the median of the edges' contrasts (see
+    /// [`MAX_INSIDE_SPREAD`]); infinite with no colour read.
+    pub fn inside_spread(&self, fit: &CircleFit) -> f64 {
+        let (camera, pose, c) = (&self.geo.camera, &self.geo.pose, fit.footprint.centre);
+        let inside: Vec<f32> = fit
+            .edges
+            .iter()
+            .filter_map(|e| {
+                let d = e.at.distance(c).max(1e-9);
+                let k = INSIDE_FACE_PX * fit.mm_per_px / d;
+                let p = BoardPoint::new(e.at.x_mm - (e.at.x_mm - c.x_mm) * k, e.at.y_mm - (e.at.y_mm - c.y_mm) * k);
+                let bgr = pose.project(camera, p.at_height(fit.height_mm)).and_then(|px| self.frame.sample(px))?;
+                Some((bgr[0] + bgr[1] + bgr[2]) / 3.0)
+            })
+            .collect();
+        let median = super::teams::median;
+        let (Some(step), Some(mid)) = (median(fit.edges.iter().map(|e| e.contrast).collect()), median(inside.clone())) else { return f64::INFINITY };
+        median(inside.iter().map(|v| (v - mid).abs()).collect()).map_or(f64::INFINITY, |a| a as f64 / step.max(f32::EPSILON) as f64)
     }
 
     /// The share of a fit's edges whose colour gradient faces its centre (see [`RADIAL_TOLERANCE_DEG`]): the

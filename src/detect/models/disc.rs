@@ -237,8 +237,9 @@ impl DiscModel {
     /// to recovery.
     ///
     /// Returns the proposals whose outline neither one disc nor two explain: tried on a stack
-    /// ([`DiscModel::on_a_stack`]) once every disc lying flat is found.
-    fn verify_circles(&self, cx: &Ctx, out: &mut Detections) -> Vec<BoardPoint> {
+    /// ([`DiscModel::on_a_stack`]) once every disc lying flat is found; each with, where its one-disc fit was
+    /// refused only for an uneven face ([`DetectError::UnevenFace`]), that fit's centre and the reason.
+    fn verify_circles(&self, cx: &Ctx, out: &mut Detections) -> Vec<(BoardPoint, Option<(BoardPoint, String)>)> {
         let r = self.shape.radius_mm;
         let mut unexplained_outlines = Vec::new();
         for centre in proposals::circles(cx) {
@@ -251,11 +252,15 @@ impl DiscModel {
                     }
                 }
                 // An outline that is no one disc may be two: one lying on another, or two touching.
-                Err(DetectError::NotAPiece { .. }) => {
+                Err(e @ (DetectError::NotAPiece { .. } | DetectError::UnevenFace { .. })) => {
                     let before = out.pieces.len();
                     self.split_pair(cx, centre, out);
                     if out.pieces.len() == before {
-                        unexplained_outlines.push(centre);
+                        let uneven = match e {
+                            DetectError::UnevenFace { x_mm, y_mm, .. } => Some((BoardPoint::new(x_mm, y_mm), e.to_string())),
+                            _ => None,
+                        };
+                        unexplained_outlines.push((centre, uneven));
                     }
                 }
                 Err(DetectError::Measure(_)) => {}
@@ -518,8 +523,17 @@ impl PieceModel for DiscModel {
         let unexplained_outlines = self.verify_circles(cx, out);
         self.look_under(cx, out);
         self.recover(cx, out);
-        for centre in unexplained_outlines {
-            self.on_a_stack(cx, centre, out);
+        for (centre, _) in &unexplained_outlines {
+            self.on_a_stack(cx, *centre, out);
+        }
+        // A crisp outline of a disc's size rejected only for its uneven face, that no disc found explains, may be
+        // a disc half in a shadow: the frame needs review, the disc is never silently dropped.
+        for (at, why) in unexplained_outlines.into_iter().filter_map(|(_, uneven)| uneven) {
+            let explained = out.pieces.iter().any(|d| cx.seen_on_grid(d).distance(at) < self.shape.radius_mm) || out.unexplained.iter().any(|u| u.centre.distance(at) < self.shape.radius_mm);
+            if !explained && self.may_lie(cx, at) {
+                let area_mm2 = std::f64::consts::PI * self.shape.radius_mm * self.shape.radius_mm;
+                out.unexplained.push(Unexplained { kind: self.shape.kind, team: None, centre: at, area_mm2, reason: format!("{why}: a disc in a shadow, or none") });
+            }
         }
         proposals::account_for_colour(cx, 0, None, out, &|c| self.may_lie(cx, c), &[]);
         self.settle(cx, out);
