@@ -302,17 +302,20 @@ impl DiscModel {
 
     /// A disc whose outline at the surface's height no one or two discs explain, measured at the heights of
     /// discs lying on others (its rim seen whole, the discs under it hidden): the lowest height whose fit passes the
-    /// piece checks without doubt, if any, unless a disc found already explains the same outline in the image (seen
-    /// on the grid within a radius of it: one disc's outline fits at more than one height). Flagged as a stack in
+    /// piece checks without doubt, if any, clear of the partitions, walls and gate bar (a disc over the bar would
+    /// lie on it, not on discs), unless a disc found already explains the same outline in the image (seen on the
+    /// grid within a radius of it: one disc's outline fits at more than one height). Flagged as a stack in
     /// `settle`. Its sigma takes in a disc's thickness of height along the line of sight. (External sj_03: a disc
     /// on one that shows a sliver, its outline at the surface's height scattered by the lower one's, was missed;
     /// found, it lies 9 mm off along the line of sight, sigma 5.4 mm. Own renders: a disc on another offset by 11 mm,
     /// neither read before, the upper one now read 0.1 mm off, sigma 3 mm.)
     fn on_a_stack(&self, cx: &Ctx, centre: BoardPoint, out: &mut Detections) {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
+        // A disc on discs lies clear of the partitions and walls, and not over the gate bar (it would lie on it).
+        let clear = |d: &Detection| self.into_solid(d.footprint.centre).is_none() && !self.on_partition_or_gate_bar(d.footprint.centre, 0.0);
         for below in 1..=MAX_DISCS_BELOW {
             let high = z * (below + 1) as f64;
-            if let Some(d) = self.rim_at(cx, centre, high).filter(|d| self.into_solid(d.footprint.centre).is_none()) {
+            if let Some(d) = self.rim_at(cx, centre, high).filter(clear) {
                 // The outline fitted may be the stack's silhouette, its side down to the lower disc's foot seen past
                 // the rim: the centre is known along the line of sight only to a disc's thickness in height.
                 let d = cx.widened_for_height(d, z);
