@@ -84,6 +84,13 @@ const SOLID_FACE_MARGIN_MM: f64 = 5.0;
 /// [`SPLIT_TOLERANCE_PX`] of its rim), and the lower disc's own fit measures it at the fits' finer step.
 const UNDER_RING_STEP_PX: f64 = 1.0;
 
+/// A circle proposal that neither one disc nor two explain: where the circle search put it, and, where its
+/// one-disc fit was refused only for an uneven face ([`DetectError::UnevenFace`]), that fit's centre and the reason.
+struct LeftOutline {
+    proposal: BoardPoint,
+    uneven: Option<(BoardPoint, String)>,
+}
+
 pub(super) struct DiscModel {
     shape: PieceShape,
     /// Partitions' centres across the board (mm), their half width plus a disc's radius, their half width, and the
@@ -237,9 +244,8 @@ impl DiscModel {
     /// to recovery.
     ///
     /// Returns the proposals whose outline neither one disc nor two explain: tried on a stack
-    /// ([`DiscModel::on_a_stack`]) once every disc lying flat is found; each with, where its one-disc fit was
-    /// refused only for an uneven face ([`DetectError::UnevenFace`]), that fit's centre and the reason.
-    fn verify_circles(&self, cx: &Ctx, out: &mut Detections) -> Vec<(BoardPoint, Option<(BoardPoint, String)>)> {
+    /// ([`DiscModel::on_a_stack`]) once every disc lying flat is found.
+    fn verify_circles(&self, cx: &Ctx, out: &mut Detections) -> Vec<LeftOutline> {
         let r = self.shape.radius_mm;
         let mut unexplained_outlines = Vec::new();
         for centre in proposals::circles(cx) {
@@ -260,7 +266,7 @@ impl DiscModel {
                             DetectError::UnevenFace { x_mm, y_mm, .. } => Some((BoardPoint::new(x_mm, y_mm), e.to_string())),
                             _ => None,
                         };
-                        unexplained_outlines.push((centre, uneven));
+                        unexplained_outlines.push(LeftOutline { proposal: centre, uneven });
                     }
                 }
                 Err(DetectError::Measure(_)) => {}
@@ -526,12 +532,12 @@ impl PieceModel for DiscModel {
         let unexplained_outlines = self.verify_circles(cx, out);
         self.look_under(cx, out);
         self.recover(cx, out);
-        for (centre, _) in &unexplained_outlines {
-            self.on_a_stack(cx, *centre, out);
+        for left in &unexplained_outlines {
+            self.on_a_stack(cx, left.proposal, out);
         }
         // A crisp outline of a disc's size rejected only for its uneven face, that no disc found explains, may be
         // a disc half in a shadow: the frame needs review, the disc is never silently dropped.
-        for (at, why) in unexplained_outlines.into_iter().filter_map(|(_, uneven)| uneven) {
+        for (at, why) in unexplained_outlines.into_iter().filter_map(|left| left.uneven) {
             let explained = out.pieces.iter().any(|d| cx.seen_on_grid(d).distance(at) < self.shape.radius_mm) || out.unexplained.iter().any(|u| u.centre.distance(at) < self.shape.radius_mm);
             if !explained && self.may_lie(cx, at) {
                 let area_mm2 = std::f64::consts::PI * self.shape.radius_mm * self.shape.radius_mm;
