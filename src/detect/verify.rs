@@ -267,7 +267,7 @@ impl<'a> Ctx<'a> {
     /// round it, as a share of the edges' contrast: the median absolute deviation of those brightnesses (the mean
     /// of the three channels) from their median, over the median of the edges' contrasts (see
     /// [`MAX_INSIDE_SPREAD`]); infinite with no colour read.
-    pub fn inside_spread(&self, fit: &CircleFit) -> f64 {
+    fn inside_spread(&self, fit: &CircleFit) -> f64 {
         let (camera, pose, c) = (&self.geo.camera, &self.geo.pose, fit.footprint.centre);
         let inside: Vec<f32> = fit
             .edges
