@@ -277,7 +277,9 @@ fn circles_in(cx: &Ctx, channel: usize, radius_mm: f64) -> Vec<BoardPoint> {
     use opencv::core::{Mat, Size, Vec3f, Vector};
     use opencv::imgproc;
     let g = &cx.geo.grid;
-    let grey: Vec<u8> = cx.hsv[channel].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0).round() as u8 }).collect();
+    // Rounded to the nearest level by adding a half and truncating (the channel is 0..1, so never negative): `round`
+    // is a library call on the baseline x86-64 target, over every cell of every frame.
+    let grey: Vec<u8> = cx.hsv[channel].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0 + 0.5) as u8 }).collect();
     let found = (|| -> opencv::Result<Vec<(f64, f64)>> {
         let img = Mat::new_rows_cols_with_data(g.rows as i32, g.cols as i32, &grey)?;
         let mut smooth = Mat::default();

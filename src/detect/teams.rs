@@ -283,16 +283,22 @@ pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) -
         let d = (a - c).abs();
         d.min(360.0 - d)
     };
-    for (i, m) in mask.iter_mut().enumerate() {
-        let (hh, ss, vv) = (h[i], s[i], v[i]);
+    // Whether each cell's hue is a team's: team by team over all cells (a loop over the teams inside the loop over
+    // the cells kept the compiler from vectorising it).
+    let mut in_team = vec![false; mask.len()];
+    for &(c, tol) in &windows {
+        for (t, &hh) in in_team.iter_mut().zip(h.iter()) {
+            *t |= near(hh, c) <= tol;
+        }
+    }
+    for (((m, &in_team), &seen), ((&hh, &ss), &vv)) in mask.iter_mut().zip(&in_team).zip(seen.iter()).zip(h.iter().zip(s.iter()).zip(v.iter())) {
         let off_board = !(near(hh, b) <= BOARD_HUE_MARGIN_DEG);
-        let in_team = windows.iter().fold(false, |acc, &(c, tol)| acc | (near(hh, c) <= tol));
         // A team's hue down to the pale floor, its own colour included: a pale
         // piece's cells straddle the team's floor. Blobs mostly of the team's
         // own colour are left to the team's accounting (`unexplained_colour`).
         let paler = (ss >= PALE_PAINT_MIN_SATURATION) & (vv >= PALE_PAINT_MIN_VALUE) & in_team;
         let other = (ss >= PAINT_MIN_SATURATION) & !in_team;
-        let foreign = seen[i] & (vv >= PAINT_MIN_VALUE) & off_board & (other | paler);
+        let foreign = seen & (vv >= PAINT_MIN_VALUE) & off_board & (other | paler);
         *m = if foreign { 255 } else { 0 };
     }
     if !mask.iter().any(|&m| m > 0) {

@@ -31,7 +31,7 @@ impl<'a> ColourView<'a> {
 
     /// Bilinear sample at a pixel position (OpenCV convention: pixel centres at
     /// integers); `None` outside the image.
-    #[inline]
+    #[inline(always)]
     pub fn sample(&self, p: PixelPoint) -> Option<[f32; 3]> {
         let (x0, y0, right, down, fx, fy) = bilinear_corner(self.width, self.height, p)?;
         Some(self.blend((y0 * self.width + x0) * 3, right * 3, down * self.width * 3, fx, fy))
@@ -56,12 +56,17 @@ impl<'a> ColourView<'a> {
     /// `right` bytes on and the two `down` bytes below them.
     #[inline(always)]
     fn blend(&self, at: usize, right: usize, down: usize, fx: f32, fy: f32) -> [f32; 3] {
-        let px = |i: usize| [self.data[i] as f32, self.data[i + 1] as f32, self.data[i + 2] as f32];
-        let (a, b, c, d) = (px(at), px(at + right), px(at + down), px(at + down + right));
+        // The two rows' pixel pairs as slices, each of a known length: one bounds check a row, not one a byte.
+        let pair = |start: usize| -> (&[u8; 3], &[u8; 3]) {
+            let row = &self.data[start..start + right + 3];
+            (row[..3].try_into().expect("3 bytes"), row[right..].try_into().expect("3 bytes"))
+        };
+        let ((a, b), (c, d)) = (pair(at), pair(at + down));
         let mut out = [0.0; 3];
         for k in 0..3 {
-            let top = a[k] + (b[k] - a[k]) * fx;
-            let bottom = c[k] + (d[k] - c[k]) * fx;
+            let (a, b, c, d) = (f32::from(a[k]), f32::from(b[k]), f32::from(c[k]), f32::from(d[k]));
+            let top = a + (b - a) * fx;
+            let bottom = c + (d - c) * fx;
             out[k] = top + (bottom - top) * fy;
         }
         out
