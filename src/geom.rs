@@ -23,6 +23,14 @@ impl BoardPoint {
         (self.x_mm - other.x_mm).hypot(self.y_mm - other.y_mm)
     }
 
+    /// The squared distance (mm^2): compared with a squared radius, the test for every cell of a grid needs no
+    /// square root and no `hypot` library call.
+    #[inline]
+    pub fn distance_squared(self, other: BoardPoint) -> f64 {
+        let (dx, dy) = (self.x_mm - other.x_mm, self.y_mm - other.y_mm);
+        dx * dx + dy * dy
+    }
+
     /// The point at height `z_mm` above (or below, if negative) this one.
     pub fn at_height(self, z_mm: f64) -> BoardPoint3 {
         BoardPoint3 { x_mm: self.x_mm, y_mm: self.y_mm, z_mm }

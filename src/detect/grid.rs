@@ -126,7 +126,7 @@ impl Grid {
         let (r0, r1) = (((centre.y_mm - r - g.y0) / g.step).floor().max(0.0) as u32, ((centre.y_mm + r - g.y0) / g.step).ceil() as u32);
         (r0..r1.min(g.rows))
             .flat_map(move |row| (c0..c1.min(g.cols)).map(move |col| (col, row)))
-            .filter(move |&(col, row)| g.cell_centre(col as f64, row as f64).distance(centre) <= r)
+            .filter(move |&(col, row)| g.cell_centre(col as f64, row as f64).distance_squared(centre) <= r * r)
     }
 
     /// The fraction of cells within 85 % of a footprint's radius that are set

@@ -207,7 +207,7 @@ pub(super) fn leftover_blobs(cx: &Ctx, class: usize, team: Option<Team>, out: &D
     }
     for i in set_cells(&cx.masks[class]) {
         let c = g.cell_centre((i % cols) as f64, (i / cols) as f64);
-        if cells[i] == 0 || !place(c) || covers.iter().any(|f| c.distance(f.centre) < f.radius_mm) {
+        if cells[i] == 0 || !place(c) || covers.iter().any(|f| c.distance_squared(f.centre) < f.radius_mm * f.radius_mm) {
             cells[i] = 0;
         }
     }

@@ -318,7 +318,7 @@ pub(super) fn unexplained_colour(cx: &Ctx, foreign: &GrayImage, out: &Detections
     let cols = g.cols as usize;
     for i in set_cells(foreign) {
         let c = g.cell_centre((i % cols) as f64, (i / cols) as f64);
-        if covers.iter().any(|(p, r)| c.distance(*p) < *r) {
+        if covers.iter().any(|(p, r)| c.distance_squared(*p) < r * r) {
             left.as_mut()[i] = 0;
         }
     }
