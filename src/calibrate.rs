@@ -302,10 +302,10 @@ impl Calibration {
             path,
             &[("avg_reprojection_error", self.rms_px), ("nframes", used.len() as f64), ("flags", self.config.flags() as f64)],
         )?;
-        let name = path.to_str().ok_or_else(|| CameraError::Open { path: path.to_path_buf() })?;
+        let name = path.to_str().ok_or_else(|| CameraError::Open { file: crate::camera::FileKind::Camera, path: path.to_path_buf() })?;
         let mut fs = cv("append to camera file", FileStorage::new_def(name, opencv::core::FileStorage_Mode::APPEND as i32))?;
         if !cv("append to camera file", fs.is_opened())? {
-            return Err(CameraError::Open { path: path.to_path_buf() }.into());
+            return Err(CameraError::Open { file: crate::camera::FileKind::Camera, path: path.to_path_buf() }.into());
         }
         let errors: Vec<[f64; 1]> = used.iter().map(|v| [v.reprojection_error_px.unwrap_or(f64::NAN)]).collect();
         let m = cv("per-view errors", Mat::from_slice_2d(&errors))?;

@@ -76,6 +76,7 @@ fn fisheye_focal(camera: &Camera, alpha: f64) -> Result<(f64, f64), FrameError> 
     if !(lo.is_finite() && hi > 0.0) {
         return Err(FrameError::Camera {
             source: crate::camera::CameraError::Field {
+                file: crate::camera::FileKind::Camera,
                 path: Default::default(),
                 key: "camera_matrix".into(),
                 problem: "puts the principal point on the image border: no undistorted view can be framed".into(),

@@ -2,7 +2,7 @@
 //! files and `boardcall calibrate` write them, read with every value checked at the boundary, and written as text
 //! in memory so that the caller can write the file atomically.
 
-use super::{cv, BrownConrady, Camera, CameraError, CameraPose, Distortion, LensModel, CAMERA_MATRIX_ZERO_TOL};
+use super::{cv, BrownConrady, Camera, CameraError, CameraPose, Distortion, FileKind, LensModel, CAMERA_MATRIX_ZERO_TOL};
 use opencv::core::{FileNode, FileStorage, FileStorageTrait, FileStorageTraitConst, FileNodeTraitConst, FileStorage_Mode, Mat};
 use opencv::prelude::*;
 use std::path::Path;
@@ -20,7 +20,7 @@ const BROWN_NAMES: [&str; 4] = ["brown", "plumb_bob", "rational_polynomial", "ra
 const FISHEYE_NAMES: [&str; 3] = ["fisheye", "equidistant", "kannala_brandt"];
 
 pub(super) fn field(path: &Path, key: &str, problem: impl Into<String>) -> CameraError {
-    CameraError::Field { path: path.to_path_buf(), key: key.to_string(), problem: problem.into() }
+    CameraError::Field { file: FileKind::Camera, path: path.to_path_buf(), key: key.to_string(), problem: problem.into() }
 }
 
 /// The values of any OpenCV matrix as `f64`, row by row (channels interleaved).
@@ -93,7 +93,7 @@ pub(super) fn fisheye_from_coefficients(d: &[f64]) -> Result<Distortion, String>
 /// written by hand or by another tool) again with the header in front; else says why it is not readable.
 pub(super) fn open_storage(path: &Path) -> Result<FileStorage, CameraError> {
     if !path.is_file() {
-        return Err(CameraError::Open { path: path.to_path_buf() });
+        return Err(CameraError::Open { file: FileKind::Camera, path: path.to_path_buf() });
     }
     if let Some(name) = path.to_str() {
         // OpenCV raises on malformed files; the text is tried below.
@@ -103,7 +103,7 @@ pub(super) fn open_storage(path: &Path) -> Result<FileStorage, CameraError> {
             }
         }
     }
-    let bytes = std::fs::read(path).map_err(|_| CameraError::Open { path: path.to_path_buf() })?;
+    let bytes = std::fs::read(path).map_err(|_| CameraError::Open { file: FileKind::Camera, path: path.to_path_buf() })?;
     let text = String::from_utf8(bytes).map_err(|_| field(path, "", "is not OpenCV FileStorage YAML/XML/JSON: not even UTF-8 text"))?;
     let first = match open_text(&text, 1) {
         Ok(fs) => return Ok(fs),
@@ -285,14 +285,17 @@ pub(super) fn load_camera(path: &Path) -> Result<Camera, CameraError> {
 
 /// Reads and checks a pose file ([`CameraPose::load`]).
 pub(super) fn load_pose(path: &Path) -> Result<CameraPose, CameraError> {
-    pose_in(&open_storage(path)?, path)
+    open_storage(path).and_then(|fs| pose_in(&fs, path)).map_err(CameraError::in_pose_file)
 }
 
 /// A pose file's pose ([`load_pose`]) and the `position_sigma_mm` it records (written by `locate -o` and `setup`):
 /// `None` when the file has none or records it as unknown (not a number); an error when it is negative.
 pub(super) fn load_pose_recorded(path: &Path) -> Result<(CameraPose, Option<f64>), CameraError> {
-    let fs = open_storage(path)?;
-    Ok((pose_in(&fs, path)?, pose_sigma_in(&fs, path)?))
+    let read = || -> Result<(CameraPose, Option<f64>), CameraError> {
+        let fs = open_storage(path)?;
+        Ok((pose_in(&fs, path)?, pose_sigma_in(&fs, path)?))
+    };
+    read().map_err(CameraError::in_pose_file)
 }
 
 /// The pose in an opened pose file `fs` read from `path`.
@@ -540,6 +543,23 @@ distortion_coefficients:
         let (key, e) = refusal(&dir.write("empty.yaml", "\n"));
         assert!(key.is_empty() && e.contains("empty"), "{e}");
         assert!(matches!(Camera::load(&dir.0.join("none.yaml")), Err(CameraError::Open { .. })));
+    }
+
+    /// A bad pose file is reported as the pose file (it is read by the camera files' parser), never as the camera
+    /// file given beside it.
+    #[test]
+    fn a_bad_pose_file_is_named_as_the_pose_file() {
+        let dir = Scratch::new("pose");
+        for (name, text) in [("junk.yaml", "garbage"), ("nan.yaml", "%YAML:1.0\n---\nrvec: [ .nan, 0, 0 ]\ntvec: [ 0, 0, 1000 ]\n")] {
+            let path = dir.write(name, text);
+            for e in [CameraPose::load(&path).unwrap_err(), CameraPose::load_recorded(&path).unwrap_err()] {
+                let text = e.to_string();
+                assert!(matches!(e, CameraError::Field { file: FileKind::Pose, .. }) && text.starts_with("pose file ") && !text.contains("camera file"), "{text}");
+            }
+        }
+        let missing = dir.0.join("none.yaml");
+        assert!(matches!(CameraPose::load(&missing), Err(CameraError::Open { file: FileKind::Pose, .. })));
+        assert!(CameraPose::load(&missing).unwrap_err().to_string().starts_with("cannot open pose file"));
     }
 
     #[test]

@@ -36,15 +36,35 @@ pub const PRINCIPAL_POINT_SLACK: f64 = 0.25;
 /// fraction of the focal length: OpenCV's `calibrateCamera` writes exact zeros.
 const CAMERA_MATRIX_ZERO_TOL: f64 = 1e-9;
 
+/// Which kind of file a [`CameraError`] is about: the messages name it, so that a bad pose file given beside a
+/// good camera file is not reported as the camera's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileKind {
+    /// A camera file (intrinsics and lens: `calibrate`, `setup`).
+    #[default]
+    Camera,
+    /// A pose file (`rvec`, `tvec`: `locate -o`, `setup`).
+    Pose,
+}
+
+impl std::fmt::Display for FileKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileKind::Camera => "camera file",
+            FileKind::Pose => "pose file",
+        })
+    }
+}
+
 /// Errors reading, writing or using a camera or pose file.
 #[derive(Debug, thiserror::Error)]
 pub enum CameraError {
-    #[error("cannot open camera file {path}")]
-    Open { path: PathBuf },
+    #[error("cannot open {file} {path}")]
+    Open { file: FileKind, path: PathBuf },
     /// A field that is missing, malformed or out of range. `path` is empty for a camera built in memory (from
     /// OpenCV matrices); `key` is empty when the problem is the file as a whole.
-    #[error("{}", field_message(path, key, problem))]
-    Field { path: PathBuf, key: String, problem: String },
+    #[error("{}", field_message(*file, path, key, problem))]
+    Field { file: FileKind, path: PathBuf, key: String, problem: String },
     #[error("OpenCV error in {context}: {source}")]
     OpenCv { context: String, source: opencv::Error },
     #[error(transparent)]
@@ -54,8 +74,26 @@ pub enum CameraError {
     },
 }
 
-fn field_message(path: &Path, key: &str, problem: &str) -> String {
-    let place = if path.as_os_str().is_empty() { "camera".to_string() } else { format!("camera file {}", path.display()) };
+impl CameraError {
+    /// The same error, said of a pose file: the pose readers share the camera files' parsing.
+    pub(crate) fn in_pose_file(self) -> CameraError {
+        match self {
+            CameraError::Open { path, .. } => CameraError::Open { file: FileKind::Pose, path },
+            CameraError::Field { path, key, problem, .. } => CameraError::Field { file: FileKind::Pose, path, key, problem },
+            other => other,
+        }
+    }
+}
+
+fn field_message(file: FileKind, path: &Path, key: &str, problem: &str) -> String {
+    let place = if path.as_os_str().is_empty() {
+        match file {
+            FileKind::Camera => "camera".to_string(),
+            FileKind::Pose => "pose".to_string(),
+        }
+    } else {
+        format!("{file} {}", path.display())
+    };
     if key.is_empty() {
         format!("{place}: {problem}")
     } else {
@@ -196,6 +234,7 @@ impl Camera {
 
     fn wrong_model(&self, what: &str) -> CameraError {
         CameraError::Field {
+            file: FileKind::Camera,
             path: PathBuf::new(),
             key: "distortion_model".into(),
             problem: format!("is {}, which {what} do not take", self.distortion.model().name()),
