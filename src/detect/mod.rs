@@ -539,29 +539,10 @@ mod tests {
         assert!(found.unexplained.is_empty(), "{:?}", found.unexplained);
     }
 
-    /// A sjoelbak frame of one flat round face of a disc's size on a plain board, drawn by 4x4 supersampling:
-    /// each point of the face (its top at 13 mm) takes the colour `face` gives it (BGR), the board elsewhere.
+    /// A sjoelbak frame of one flat round face of a disc's size (its top at 13 mm) on a plain board, drawn by
+    /// 4x4 supersampling: each point of the face takes the colour `face` gives it (BGR).
     fn sjoelbak_frame(cam: &crate::camera::Camera, pose: &crate::camera::CameraPose, centre: BoardPoint, face: &dyn Fn(BoardPoint) -> [f64; 3]) -> Vec<u8> {
-        let (w, h) = (cam.image_width as usize, cam.image_height as usize);
-        let (board, r, z, s) = ([70.0, 110.0, 150.0], 26.0, 13.0, 4);
-        let mut img = vec![0u8; w * h * 3];
-        for v in 0..h {
-            for u in 0..w {
-                let mut acc = [0.0f64; 3];
-                for j in 0..s {
-                    for i in 0..s {
-                        let px = crate::geom::PixelPoint::new(u as f64 - 0.5 + (i as f64 + 0.5) / s as f64, v as f64 - 0.5 + (j as f64 + 0.5) / s as f64);
-                        let c = match pose.back_project(cam, px, z) {
-                            Some(p) if p.distance(centre) < r => face(p),
-                            _ => board,
-                        };
-                        (0..3).for_each(|k| acc[k] += c[k] / (s * s) as f64);
-                    }
-                }
-                (0..3).for_each(|k| img[(v * w + u) * 3 + k] = acc[k].round() as u8);
-            }
-        }
-        img
+        crate::measure::tests::draw_face(cam, pose, centre, 26.0, 13.0, [70.0, 110.0, 150.0], face, 4)
     }
 
     #[test]

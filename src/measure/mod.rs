@@ -242,11 +242,27 @@ pub(crate) mod tests {
     /// over a wood-brown plane, seen through `camera` and `pose`: a minimal, exact
     /// test image for the fitter (the full renderer lives in `render`).
     pub(crate) fn draw_disc(camera: &Camera, pose: &CameraPose, centre: BoardPoint, r: f64, z: f64) -> Vec<u8> {
+        let (inside, outside) = ([200.0, 30.0, 35.0], [150.0, 110.0, 70.0]);
+        draw_face(camera, pose, centre, r, z, outside, &|_| inside, 8)
+    }
+
+    /// Draws, by `s`x`s` supersampling, a flat round face of radius `r` at height `z` over a plane of colour
+    /// `outside`, seen through `camera` and `pose`: each point of the face takes the colour `face` gives it (three
+    /// channels, in the caller's order).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn draw_face(
+        camera: &Camera,
+        pose: &CameraPose,
+        centre: BoardPoint,
+        r: f64,
+        z: f64,
+        outside: [f64; 3],
+        face: &dyn Fn(BoardPoint) -> [f64; 3],
+        s: usize,
+    ) -> Vec<u8> {
         let (w, h) = (camera.image_width as usize, camera.image_height as usize);
         let mut img = vec![0u8; w * h * 3];
-        let (inside, outside) = ([200.0, 30.0, 35.0], [150.0, 110.0, 70.0]);
-        let s = 8;
-        // Only pixels in the disc's image (plus a margin) need sampling at all.
+        // Only pixels in the face's image (plus a margin) need sampling at all.
         let outline: Vec<PixelPoint> = (0..360)
             .filter_map(|k| {
                 let t = (k as f64).to_radians();
@@ -270,8 +286,10 @@ pub(crate) mod tests {
                 for j in 0..s {
                     for i in 0..s {
                         let px = PixelPoint::new(u as f64 - 0.5 + (i as f64 + 0.5) / s as f64, v as f64 - 0.5 + (j as f64 + 0.5) / s as f64);
-                        let hit = pose.back_project(camera, px, z).map(|p| p.distance(centre) < r).unwrap_or(false);
-                        let c = if hit { inside } else { outside };
+                        let c = match pose.back_project(camera, px, z) {
+                            Some(p) if p.distance(centre) < r => face(p),
+                            _ => outside,
+                        };
                         for k in 0..3 {
                             acc[k] += c[k];
                         }
