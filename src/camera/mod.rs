@@ -38,10 +38,9 @@ const CAMERA_MATRIX_ZERO_TOL: f64 = 1e-9;
 
 /// Which kind of file a [`CameraError`] is about: the messages name it, so that a bad pose file given beside a
 /// good camera file is not reported as the camera's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
     /// A camera file (intrinsics and lens: `calibrate`, `setup`).
-    #[default]
     Camera,
     /// A pose file (`rvec`, `tvec`: `locate -o`, `setup`).
     Pose,

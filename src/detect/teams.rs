@@ -285,13 +285,13 @@ pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) -
     };
     // Whether each cell's hue is a team's: team by team over all cells (a loop over the teams inside the loop over
     // the cells kept the compiler from vectorising it).
-    let mut in_team = vec![false; mask.len()];
+    let mut team_hue = vec![false; mask.len()];
     for &(c, tol) in &windows {
-        for (t, &hh) in in_team.iter_mut().zip(h.iter()) {
+        for (t, &hh) in team_hue.iter_mut().zip(h.iter()) {
             *t |= near(hh, c) <= tol;
         }
     }
-    for (((m, &in_team), &seen), ((&hh, &ss), &vv)) in mask.iter_mut().zip(&in_team).zip(seen.iter()).zip(h.iter().zip(s.iter()).zip(v.iter())) {
+    for (((m, &in_team), &seen), ((&hh, &ss), &vv)) in mask.iter_mut().zip(&team_hue).zip(seen.iter()).zip(h.iter().zip(s.iter()).zip(v.iter())) {
         let off_board = !(near(hh, b) <= BOARD_HUE_MARGIN_DEG);
         // A team's hue down to the pale floor, its own colour included: a pale
         // piece's cells straddle the team's floor. Blobs mostly of the team's
