@@ -11,9 +11,9 @@ use serde::Serialize;
 
 /// Every `SAMPLE_STEP`-th pixel of every `SAMPLE_STEP`-th row is measured: 1/16 of a frame, 130,000 samples of a
 /// 1080p one, enough for stable percentiles (against every second pixel of every second row, the measures of the
-/// bench frames, 13 fixtures and 8 real photos moved by at most 2 grey levels, 0.02 % of the pixels and 4 levels of
-/// sharpness, all far from a threshold), in a quarter of the time: 2.2 ms a 1080p frame with the tear check, 8.5 ms before
-/// (on a busy 2-core VM).
+/// five bench frames, varied fixture 31 and the 8 real photos moved by at most 2 grey levels, 0.02 % of the pixels
+/// and 4 levels of sharpness, all far from a threshold), in 43 % of the instructions with the tear check (BENCHMARKS.md,
+/// twenty-ninth session).
 const SAMPLE_STEP: usize = 4;
 /// Too dark: 99 % of the frame below this grey level (of 255). A dim but usable frame still has its lit surface and
 /// lines well above it; a lens cap or a dark room has almost nothing.
