@@ -57,30 +57,40 @@ impl Gradients {
 
     /// Signed gradient along `n` at `p`, of the channel with the largest magnitude.
     pub(super) fn along(&self, p: [f64; 2], n: [f64; 2]) -> Option<f32> {
-        let (u, v) = (p[0], p[1]);
-        if !self.holds(p) {
-            return None;
-        }
-        let (iu, iv) = (u as usize, v as usize);
-        let (fu, fv) = ((u - iu as f64) as f32, (v - iv as f64) as f32);
-        let i = iv * self.w + iu;
-        let (a, b, c, d) = (&self.g[i], &self.g[i + 1], &self.g[i + self.w], &self.g[i + self.w + 1]);
+        self.holds(p).then(|| self.along_within(p, [n[0] as f32, n[1] as f32]))
+    }
+
+    /// [`Gradients::along`] at a point known to be readable ([`Gradients::holds`]),
+    /// the normal already in single precision: the edge search's inner loop,
+    /// which checks its run's two ends once.
+    #[inline]
+    fn along_within(&self, p: [f64; 2], [nu, nv]: [f32; 2]) -> f32 {
+        // Truncated through i32, exact for any image's coordinates, and far
+        // cheaper to convert both ways than usize on x86-64.
+        let (iu, iv) = (p[0] as i32, p[1] as i32);
+        let (fu, fv) = ((p[0] - iu as f64) as f32, (p[1] - iv as f64) as f32);
+        let i = iv as usize * self.w + iu as usize;
+        // The pixel, its right neighbour and the two below them, as one slice: one bounds check.
+        let Some(cell) = self.g.get(i..i + self.w + 2) else { return 0.0 };
+        let corner = |q: &[i16; 6]| q.map(f32::from);
+        let (a, b, c, d) = (corner(&cell[0]), corner(&cell[1]), corner(&cell[self.w]), corner(&cell[self.w + 1]));
         // Interpolated in the Sobel's raw units and converted to levels once: the factor is a power of two, so
-        // every product and sum is the levels' own scaled exactly, and the strongest channel the same.
-        let lerp = |k: usize| {
-            let top = a[k] as f32 * (1.0 - fu) + b[k] as f32 * fu;
-            let bot = c[k] as f32 * (1.0 - fu) + d[k] as f32 * fu;
-            top * (1.0 - fv) + bot * fv
-        };
-        let (nu, nv) = (n[0] as f32, n[1] as f32);
+        // every product and sum is the levels' own scaled exactly, and the strongest channel the same. The six
+        // planes side by side, one expression each, so that they are computed together.
+        let mut l = [0.0f32; 6];
+        for k in 0..6 {
+            let top = a[k] * (1.0 - fu) + b[k] * fu;
+            let bot = c[k] * (1.0 - fu) + d[k] * fu;
+            l[k] = top * (1.0 - fv) + bot * fv;
+        }
         let mut best = 0.0f32;
         for c in 0..3 {
-            let g = lerp(2 * c) * nu + lerp(2 * c + 1) * nv;
+            let g = l[2 * c] * nu + l[2 * c + 1] * nv;
             if g.abs() > best.abs() {
                 best = g;
             }
         }
-        Some(best * SOBEL_TO_LEVELS)
+        best * SOBEL_TO_LEVELS
     }
 
     /// The step in brightness across the normal through `p` from `off - reach` to
@@ -189,28 +199,36 @@ impl Gradients {
         if !self.holds([p[0] - reach * n[0], p[1] - reach * n[1]]) || !self.holds([p[0] + reach * n[0], p[1] + reach * n[1]]) {
             return None;
         }
-        // Read only where a peak within the window, or its neighbour, can lie.
+        // Read only where a peak within the window, or its neighbour, can lie. Every
+        // point of the run lies between its two ends (rounding is monotonic), so
+        // in the image.
         let first = ((lo / step).floor() as i32 - 1).max(-(k + 1));
         let last = ((hi / step).ceil() as i32 + 1).min(k + 1);
+        let (j0, j1) = ((first + k + 1) as usize, (last + k + 1) as usize);
         let (mut vals, mut raw) = ([0.0f32; MAX_SEARCH_SAMPLES], [0.0f32; MAX_SEARCH_SAMPLES]);
+        let nf = [n[0] as f32, n[1] as f32];
         for i in first..=last {
             let j = (i + k + 1) as usize;
             let s = i as f64 * step;
-            let g = self.along([p[0] + s * n[0], p[1] + s * n[1]], n)?;
+            let g = self.along_within([p[0] + s * n[0], p[1] + s * n[1]], nf);
             raw[j] = g;
             vals[j] = if polarity == 0.0 { g.abs() } else { g * polarity };
         }
         let vals = &vals[..len];
+        // A peak needs both neighbours read, and one at the run's first or last
+        // read lies outside the window (they are a step beyond it): the reads
+        // strictly between them are all there is to test.
+        let inner = (j0 + 1).max(1)..=j1.saturating_sub(1).min(len - 2);
         let within = |i: usize| {
             let off = (i as i32 - (k + 1)) as f64 * step;
             off >= lo - 0.5 * step && off <= hi + 0.5 * step
         };
-        let strongest = (1..vals.len() - 1).filter(|&i| within(i)).map(|i| vals[i]).fold(f32::MIN, f32::max);
+        let strongest = inner.clone().filter(|&i| within(i)).map(|i| vals[i]).fold(f32::MIN, f32::max);
         if strongest < EDGE_MIN_GRADIENT {
             return None;
         }
         let mut best: Option<(f64, f32)> = None;
-        for i in 1..vals.len() - 1 {
+        for i in inner {
             let (a, b, c) = (vals[i - 1], vals[i], vals[i + 1]);
             if b < EDGE_MIN_GRADIENT || b < NEAREST_PEAK_RATIO * strongest || b < a || b < c {
                 continue;
