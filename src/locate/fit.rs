@@ -253,12 +253,14 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
         return None;
     }
     let mut abs: Vec<f64> = residuals.iter().map(|r| r.abs()).collect();
-    abs.sort_by(f64::total_cmp);
-    let mad = abs[abs.len() / 2] * 1.4826;
+    let mid = abs.len() / 2;
+    let mad = *abs.select_nth_unstable_by(mid, f64::total_cmp).1 * 1.4826;
     let c = (TUKEY_C * mad).max(TUKEY_C * MIN_ROBUST_SCALE_PX).max(MIN_ROBUST_SCALE_OF_RANGE * range).min(range);
     let n = 6 + model.params.len();
-    let mut a = vec![vec![0.0f64; n]; n];
-    let mut g = vec![0.0f64; n];
+    // The normal equations in fixed arrays (`n` <= MAX_UNKNOWNS): the accumulation below, per sample, is the
+    // fit's inner loop.
+    let mut a = [[0.0f64; MAX_UNKNOWNS]; MAX_UNKNOWNS];
+    let mut g = [0.0f64; MAX_UNKNOWNS];
     // Each used sample's Jacobian row, to measure the step's motion by.
     let mut rows: Vec<[f64; MAX_UNKNOWNS]> = Vec::with_capacity(samples.len());
     for (s, f) in samples.iter().zip(found) {
@@ -274,10 +276,10 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
             j[..6].iter_mut().for_each(|v| *v = 0.0);
         }
         rows.push(j);
-        for p in 0..n {
-            g[p] += w * j[p] * r;
-            for q in 0..n {
-                a[p][q] += w * j[p] * j[q];
+        for ((gp, ap), jp) in g.iter_mut().zip(a.iter_mut()).zip(&j).take(n) {
+            *gp += w * jp * r;
+            for (apq, jq) in ap.iter_mut().zip(&j).take(n) {
+                *apq += w * jp * jq;
             }
         }
     }
@@ -289,11 +291,11 @@ pub(super) fn gauss_newton_step(cam: &Camera, model: &BoardModel, pose: &CameraP
     }
     // A touch of damping keeps unconstrained directions (e.g. along a lone pair
     // of sides) still: relative to each parameter's own curvature ([`RELATIVE_DAMPING`]).
-    for (i, row) in a.iter_mut().enumerate() {
+    for (i, row) in a.iter_mut().enumerate().take(n) {
         row[i] *= 1.0 + RELATIVE_DAMPING;
     }
-    let am = Mat::from_slice_2d(&a).ok()?;
-    let gm = Mat::from_slice_2d(&[g]).ok()?.t().ok()?.to_mat().ok()?;
+    let am = Mat::from_slice_2d(&a[..n].iter().map(|row| &row[..n]).collect::<Vec<_>>()).ok()?;
+    let gm = Mat::from_slice_2d(&[&g[..n]]).ok()?.t().ok()?.to_mat().ok()?;
     let mut x = Mat::default();
     if !opencv::core::solve(&am, &gm, &mut x, opencv::core::DECOMP_SVD).ok()? {
         return None;

@@ -401,24 +401,56 @@ impl BoardModel {
         (BoardPoint3::new(a[0], a[1], a[2]), BoardPoint3::new(b[0], b[1], b[2]))
     }
 
-    /// Whether the board itself hides board point `x` from a camera at `eye`.
-    pub(super) fn hidden(&self, x: [f64; 3], eye: [f64; 3]) -> bool {
-        // Boxes shrink by this much so an edge lying on a box's own face is not hidden by it.
-        const SHRINK_MM: f64 = 0.25;
+    /// The board's boxes as seen from a camera at `eye`, for testing many points ([`Sight::hides`]).
+    pub(super) fn seen_from(&self, eye: [f64; 3]) -> Sight {
+        let boxes = self
+            .occluders
+            .iter()
+            .map(|b| {
+                let lo = [0, 1, 2].map(|a| b.min[a] + OCCLUDER_SHRINK_MM);
+                let hi = [0, 1, 2].map(|a| b.max[a] - OCCLUDER_SHRINK_MM);
+                // A sight line from a point below `below[a]` (or above `above[a]`) to the eye misses the box: the
+                // eye lies beyond that face too. Infinite where the eye lies within the slab.
+                let below = [0, 1, 2].map(|a| if eye[a] < lo[a] { lo[a] } else { f64::NEG_INFINITY });
+                let above = [0, 1, 2].map(|a| if eye[a] > hi[a] { hi[a] } else { f64::INFINITY });
+                SightBox { lo, hi, below, above }
+            })
+            .collect();
+        Sight { eye, boxes }
+    }
+}
+
+/// Boxes shrink by this much so an edge lying on a box's own face is not hidden by it, mm.
+const OCCLUDER_SHRINK_MM: f64 = 0.25;
+
+/// The board's own boxes ([`BoardModel::occluders`], shrunk by [`OCCLUDER_SHRINK_MM`]) from one eye: what
+/// depends on the eye alone is worked out once for the many model samples a pose tests.
+pub(super) struct Sight {
+    eye: [f64; 3],
+    boxes: Vec<SightBox>,
+}
+
+struct SightBox {
+    lo: [f64; 3],
+    hi: [f64; 3],
+    below: [f64; 3],
+    above: [f64; 3],
+}
+
+impl Sight {
+    /// Whether a box hides board point `x` from the eye.
+    pub(super) fn hides(&self, x: [f64; 3]) -> bool {
+        let eye = self.eye;
         let d = sub3(eye, x);
-        self.occluders.iter().any(|b| {
+        self.boxes.iter().any(|b| {
             // The sight line from `x` to the eye wholly to one side of a slab of the box misses it: most boxes, most
             // samples (a wall beside the sample and the eye), told without a division.
-            let beside = (0..3).any(|a| {
-                let (lo, hi) = (b.min[a] + SHRINK_MM, b.max[a] - SHRINK_MM);
-                (x[a] < lo && eye[a] < lo) || (x[a] > hi && eye[a] > hi)
-            });
-            if beside {
+            if (0..3).any(|a| x[a] < b.below[a] || x[a] > b.above[a]) {
                 return false;
             }
             let (mut t0, mut t1) = (0.0f64, 1.0f64);
             for a in 0..3 {
-                let (lo, hi) = (b.min[a] + SHRINK_MM, b.max[a] - SHRINK_MM);
+                let (lo, hi) = (b.lo[a], b.hi[a]);
                 if d[a].abs() < 1e-12 {
                     if x[a] < lo || x[a] > hi {
                         return false;
