@@ -123,7 +123,8 @@ mod tests {
     #[test]
     fn a_step_edge_is_hit_within_reach_in_its_direction() {
         let (w, h) = (40usize, 30usize);
-        let mut grad = Gradients { w, h, g: vec![[0; 6]; w * h] };
+        let mut grad = Gradients::default();
+        grad.zero(w, h);
         // A blurred step at x = 20 in the red channel: Sobel x sums peaking there.
         for y in 0..h {
             for (x, v) in [(18usize, 80i16), (19, 240), (20, 400), (21, 240), (22, 80)] {

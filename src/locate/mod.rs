@@ -575,13 +575,10 @@ fn clear_of_fill(valid: &Mat, reach_px: f64, keep: &mut Mat) -> Result<(), Locat
 /// [`clear_of_fill`]).
 fn gradients(blurred: &Mat, keep: &Mat, sobel: &mut Mat, grad: &mut Gradients) -> Result<(), LocateError> {
     let (w, h) = (blurred.cols() as usize, blurred.rows() as usize);
-    grad.w = w;
-    grad.h = h;
+    grad.zero(w, h);
     let mask: Option<&[u8]> = if keep.empty() { None } else { Some(cv("mask", keep.data_typed::<u8>())?) };
     let mut channels: Vector<Mat> = Vector::new();
     cv("split", opencv::core::split(blurred, &mut channels))?;
-    grad.g.clear();
-    grad.g.resize(w * h, [0; 6]);
     for c in 0..3 {
         let ch = cv("split", channels.get(c))?;
         for (dx, dy) in [(1, 0), (0, 1)] {

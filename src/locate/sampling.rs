@@ -1,6 +1,7 @@
 //! Image gradients and the model sampled along its projected edges: where each sample finds its image edge.
 
 use super::*;
+use wide::{f32x8, i16x8, i32x8};
 
 // ---------------------------------------------------------------------------
 // Image gradients.
@@ -19,6 +20,7 @@ use super::*;
 pub(super) struct Gradients {
     pub(super) w: usize,
     pub(super) h: usize,
+    /// The six planes of each of the `w` x `h` pixels, row by row, and one pixel more, zero.
     pub(super) g: Vec<[i16; 6]>,
 }
 
@@ -50,6 +52,15 @@ const MEAN_EDGE_MIN_GRADIENT: f32 = 0.5 * EDGE_MIN_GRADIENT;
 pub(super) const MAX_SEARCH_SAMPLES: usize = 2 * (16.0 / SEARCH_STEP_PX) as usize + 3;
 
 impl Gradients {
+    /// Zero gradients for a `w` x `h` frame, ready to be filled, with the pixel past its end that
+    /// [`Gradients::along`] reads.
+    pub(super) fn zero(&mut self, w: usize, h: usize) {
+        self.w = w;
+        self.h = h;
+        self.g.clear();
+        self.g.resize(w * h + 1, [0; 6]);
+    }
+
     /// Whether `p` can be read (its bilinear neighbours are in the image).
     fn holds(&self, p: [f64; 2]) -> bool {
         p[0] >= 0.0 && p[1] >= 0.0 && p[0] < (self.w - 1) as f64 && p[1] < (self.h - 1) as f64
@@ -70,19 +81,22 @@ impl Gradients {
         let (iu, iv) = (p[0] as i32, p[1] as i32);
         let (fu, fv) = ((p[0] - iu as f64) as f32, (p[1] - iv as f64) as f32);
         let i = iv as usize * self.w + iu as usize;
-        // The pixel, its right neighbour and the two below them, as one slice: one bounds check.
-        let Some(cell) = self.g.get(i..i + self.w + 2) else { return 0.0 };
-        let corner = |q: &[i16; 6]| q.map(f32::from);
-        let (a, b, c, d) = (corner(&cell[0]), corner(&cell[1]), corner(&cell[self.w]), corner(&cell[self.w + 1]));
+        // The pixel and its right neighbour, and the two below them, as two runs of the planes: each neighbour's
+        // six and the next two (read but unused, so that each is eight lanes, computed together), one bounds
+        // check a row. The array holds a pixel past the frame for the last one's two ([`Gradients::g`]).
+        let planes = self.g.as_flattened();
+        let (top, bot) = (6 * i, 6 * (i + self.w));
+        let (Some(top), Some(bot)) = (planes.get(top..top + 14), planes.get(bot..bot + 14)) else { return 0.0 };
+        let lanes = |run: &[i16]| -> f32x8 {
+            let run: [i16; 8] = std::array::from_fn(|k| run[k]);
+            f32x8::from_i32x8(i32x8::from_i16x8(i16x8::new(run)))
+        };
+        let (a, b, c, d) = (lanes(&top[..8]), lanes(&top[6..]), lanes(&bot[..8]), lanes(&bot[6..]));
         // Interpolated in the Sobel's raw units and converted to levels once: the factor is a power of two, so
-        // every product and sum is the levels' own scaled exactly, and the strongest channel the same. The six
-        // planes side by side, one expression each, so that they are computed together.
-        let mut l = [0.0f32; 6];
-        for k in 0..6 {
-            let top = a[k] * (1.0 - fu) + b[k] * fu;
-            let bot = c[k] * (1.0 - fu) + d[k] * fu;
-            l[k] = top * (1.0 - fv) + bot * fv;
-        }
+        // every product and sum is the levels' own scaled exactly, and the strongest channel the same. (Each
+        // lane's products and sums are rounded as plain f32 arithmetic's, in the same order: no fused multiply-add.)
+        let (u0, u1) = (f32x8::splat(1.0 - fu), f32x8::splat(fu));
+        let l = ((a * u0 + b * u1) * f32x8::splat(1.0 - fv) + (c * u0 + d * u1) * f32x8::splat(fv)).to_array();
         let mut best = 0.0f32;
         for c in 0..3 {
             let g = l[2 * c] * nu + l[2 * c + 1] * nv;
@@ -440,14 +454,15 @@ mod tests {
     /// intensity (every channel alike), in the Sobel's raw units (8 x levels per px).
     fn across_x(profile: impl Fn(f64) -> f64) -> Gradients {
         let (w, h) = (64usize, 8usize);
-        let mut g = vec![[0i16; 6]; w * h];
+        let mut grad = Gradients::default();
+        grad.zero(w, h);
         for y in 0..h {
             for x in 0..w {
                 let d = (8.0 * (profile(x as f64 + 0.5) - profile(x as f64 - 0.5))).round() as i16;
-                g[y * w + x] = [d, 0, d, 0, d, 0];
+                grad.g[y * w + x] = [d, 0, d, 0, d, 0];
             }
         }
-        Gradients { w, h, g }
+        grad
     }
 
     fn samples_along_x(x: f64, n: usize) -> Vec<Sample> {
