@@ -72,8 +72,8 @@ impl Locator {
     /// the holes (`from_holes`, a reading of their own beside the cross line's),
     /// the best scored exactly, best first.
     pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine], from_holes: &[CameraPose]) -> Vec<Hypothesis> {
-        let mut map = std::mem::take(&mut self.edge_map);
-        map.build(&self.grad);
+        // Built with the frame's gradients ([`Locator::run`]).
+        let map = std::mem::take(&mut self.edge_map);
         let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / RANK_STEP_PX).ceil() as usize;
         let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
         let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];

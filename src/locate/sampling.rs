@@ -237,7 +237,15 @@ impl Gradients {
             let off = (i as i32 - (k + 1)) as f64 * step;
             off >= lo - 0.5 * step && off <= hi + 0.5 * step
         };
-        let strongest = inner.clone().filter(|&i| within(i)).map(|i| vals[i]).fold(f32::MIN, f32::max);
+        // The offsets grow with the index: the window's reads are one run, found from its two ends.
+        let (mut wa, mut wb) = (*inner.start(), *inner.end());
+        while wa <= wb && !within(wa) {
+            wa += 1;
+        }
+        while wb >= wa && !within(wb) {
+            wb -= 1;
+        }
+        let strongest = vals.get(wa..=wb).unwrap_or(&[]).iter().fold(f32::MIN, |m, &v| m.max(v));
         if strongest < EDGE_MIN_GRADIENT {
             return None;
         }

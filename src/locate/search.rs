@@ -11,8 +11,10 @@ impl Locator {
         let min_len = MIN_SEGMENT_FRACTION * w.min(h);
         self.blur(und)?;
         // The lines (and a washer board's holes' rims, from the same edges) and the
-        // gradients are read from the same blurred frame, independently: side by side.
-        let Locator { line_finder, blurred, keep, sobel, grad, cfg, .. } = self;
+        // gradients, with the edge map made of them for ranking the hypotheses, are
+        // read from the same blurred frame, independently: side by side (the lines
+        // take the longer).
+        let Locator { line_finder, blurred, keep, sobel, grad, edge_map, cfg, .. } = self;
         let (lines, ellipses) = std::thread::scope(|scope| {
             let found = scope.spawn(|| -> Result<_, LocateError> {
                 let lines = line_finder.find(und, blurred, keep, min_len, cfg.line_levels)?;
@@ -23,6 +25,7 @@ impl Locator {
                 Ok((lines, ellipses))
             });
             gradients(blurred, keep, sobel, grad)?;
+            edge_map.build(grad);
             found.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
         // A washer board's holes give poses of their own, where its sides show no line.
