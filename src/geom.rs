@@ -18,9 +18,12 @@ impl BoardPoint {
         Self { x_mm, y_mm }
     }
 
-    /// Euclidean distance in millimetres.
+    /// Euclidean distance in millimetres: the square root of [`BoardPoint::distance_squared`] (`hypot` guards
+    /// against overflow past 1e154 mm, a library call on every use; board distances are nowhere near, and a square
+    /// root is one instruction).
+    #[inline]
     pub fn distance(self, other: BoardPoint) -> f64 {
-        (self.x_mm - other.x_mm).hypot(self.y_mm - other.y_mm)
+        self.distance_squared(other).sqrt()
     }
 
     /// The squared distance (mm^2): compared with a squared radius, the test for every cell of a grid needs no
