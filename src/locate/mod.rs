@@ -739,9 +739,9 @@ mod tests {
         // From straight above the middle, the wall hides its own foot only when seen from outside.
         let inside_eye = [0.0, 500.0, 1500.0];
         let outside_eye = [600.0, 500.0, 300.0];
-        assert!(!sj.seen_from(inside_eye).hides([200.0, 500.0, 0.0]));
-        assert!(sj.seen_from(outside_eye).hides([200.0, 500.0, 0.0]));
-        assert!(!sj.seen_from(outside_eye).hides([200.0, 500.0, 50.0]), "a wall's top edge is a silhouette, never hidden by its own wall");
+        assert!(!sj.occlusion_from(inside_eye).hides([200.0, 500.0, 0.0]));
+        assert!(sj.occlusion_from(outside_eye).hides([200.0, 500.0, 0.0]));
+        assert!(!sj.occlusion_from(outside_eye).hides([200.0, 500.0, 50.0]), "a wall's top edge is a silhouette, never hidden by its own wall");
     }
 
     #[test]

@@ -401,8 +401,8 @@ impl BoardModel {
         (BoardPoint3::new(a[0], a[1], a[2]), BoardPoint3::new(b[0], b[1], b[2]))
     }
 
-    /// The board's boxes as seen from a camera at `eye`, for testing many points ([`Sight::hides`]).
-    pub(super) fn seen_from(&self, eye: [f64; 3]) -> Sight {
+    /// The board's boxes as seen from a camera at `eye`, for testing many points ([`Occlusion::hides`]).
+    pub(super) fn occlusion_from(&self, eye: [f64; 3]) -> Occlusion {
         let boxes = self
             .occluders
             .iter()
@@ -413,10 +413,10 @@ impl BoardModel {
                 // eye lies beyond that face too. Infinite where the eye lies within the slab.
                 let below = [0, 1, 2].map(|a| if eye[a] < lo[a] { lo[a] } else { f64::NEG_INFINITY });
                 let above = [0, 1, 2].map(|a| if eye[a] > hi[a] { hi[a] } else { f64::INFINITY });
-                SightBox { lo, hi, below, above }
+                OccluderFromEye { lo, hi, below, above }
             })
             .collect();
-        Sight { eye, boxes }
+        Occlusion { eye, boxes }
     }
 }
 
@@ -425,19 +425,19 @@ const OCCLUDER_SHRINK_MM: f64 = 0.25;
 
 /// The board's own boxes ([`BoardModel::occluders`], shrunk by [`OCCLUDER_SHRINK_MM`]) from one eye: what
 /// depends on the eye alone is worked out once for the many model samples a pose tests.
-pub(super) struct Sight {
+pub(super) struct Occlusion {
     eye: [f64; 3],
-    boxes: Vec<SightBox>,
+    boxes: Vec<OccluderFromEye>,
 }
 
-struct SightBox {
+struct OccluderFromEye {
     lo: [f64; 3],
     hi: [f64; 3],
     below: [f64; 3],
     above: [f64; 3],
 }
 
-impl Sight {
+impl Occlusion {
     /// Whether a box hides board point `x` from the eye.
     pub(super) fn hides(&self, x: [f64; 3]) -> bool {
         let eye = self.eye;

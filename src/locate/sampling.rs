@@ -350,13 +350,13 @@ pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
     });
     if !model.occluders.is_empty() {
         // Back to board coordinates to test the ray to the camera against the board's own boxes.
-        let sight = model.seen_from(pt(pose.centre()));
+        let occlusion = model.occlusion_from(pt(pose.centre()));
         let r = pose.rotation;
         let t = pose.translation;
         out.retain(|s| {
             let d = sub3(s.xc, t);
             let x = [0, 1, 2].map(|j| r[0][j] * d[0] + r[1][j] * d[1] + r[2][j] * d[2]);
-            !sight.hides(x)
+            !occlusion.hides(x)
         });
     }
 }

@@ -166,14 +166,14 @@ impl Locator {
         let wall_feet = self.model.edges.iter().take(2).all(|e| e.is_foot());
         let (mut seen, mut inside_nearer) = (0usize, 0usize);
         let mut worst_side: Option<f64> = None;
-        let sight = self.model.seen_from(pt(pose.centre()));
+        let occlusion = self.model.occlusion_from(pt(pose.centre()));
         let rows = (len / PROBE_SPACING_MM * 4.0).ceil().max(1.0) as usize;
         for sign in [1.0, -1.0] {
             let (seen0, nearer0) = (seen, inside_nearer);
             for i in 0..=rows {
                 let y = len * i as f64 / rows as f64;
                 // A foot the wall itself hides (seen from outside) shows nothing of it.
-                if wall_feet && sight.hides([sign * hw, y, 0.0]) {
+                if wall_feet && occlusion.hides([sign * hw, y, 0.0]) {
                     continue;
                 }
                 let Some(nearer) = self.inside_is_nearer(cam, pose, BoardPoint3::new(sign * hw, y, 0.0), BoardPoint3::new(sign * (hw - INTERIOR_MM), y, 0.0)) else { continue };

@@ -44,9 +44,10 @@ fn geometric_circle(pts: &[BoardPoint], c0: BoardPoint, r0: f64, fixed_radius: O
         // Normal equations J^T J d = -J^T e for parameters (cx, cy[, r]).
         let mut jtj = [[0.0f64; 3]; 3];
         let mut jte = [0.0f64; 3];
+        let c = BoardPoint::new(cx, cy);
         for p in pts {
             let (dx, dy) = (p.x_mm - cx, p.y_mm - cy);
-            let dist = (dx * dx + dy * dy).sqrt().max(1e-12);
+            let dist = p.distance(c).max(1e-12);
             let e = dist - r;
             let j = [-dx / dist, -dy / dist, -1.0];
             for a in 0..3 {
@@ -77,7 +78,7 @@ pub(super) fn centre_variance_axis(pts: &[BoardPoint], c: BoardPoint, fixed_radi
     let mut jtj = [[0.0f64; 3]; 3];
     for p in pts {
         let (dx, dy) = (p.x_mm - c.x_mm, p.y_mm - c.y_mm);
-        let dist = (dx * dx + dy * dy).sqrt().max(1e-12);
+        let dist = p.distance(c).max(1e-12);
         let j = [-dx / dist, -dy / dist, -1.0];
         for a in 0..3 {
             for b in 0..3 {

@@ -190,12 +190,12 @@ impl DiscModel {
     /// partition or a wall with its centre inside them is in doubt: it rests on
     /// something (another disc, or tilted against the partition or the wall), its
     /// place uncertain. So is a disc resting on another (its height is a stack's,
-    /// the discs under it partly or wholly hidden).
+    /// the discs under it partly or wholly hidden), and so are two fitted flat
+    /// closer than a diameter ([`DiscModel::overlap_with_flat`]).
     fn settle_rests(&self, out: &mut Detections) {
         let z = self.shape.top_z_mm;
         // The discs read flat on the surface inside the walls: no two of them can overlap.
-        let flat: Vec<BoardPoint> =
-            out.pieces.iter().filter(|d| d.kind == self.shape.kind && (d.top_z_mm - z).abs() < 1e-6 && self.within_walls(d.footprint.centre)).map(|d| d.footprint.centre).collect();
+        let flat: Vec<BoardPoint> = out.pieces.iter().filter(|d| self.lies_flat(d) && self.within_walls(d.footprint.centre)).map(|d| d.footprint.centre).collect();
         let mut kept = Vec::with_capacity(out.pieces.len());
         for mut d in std::mem::take(&mut out.pieces) {
             if d.kind != self.shape.kind {
@@ -203,7 +203,7 @@ impl DiscModel {
                 continue;
             }
             let c = d.footprint.centre;
-            let why = if (d.top_z_mm - z).abs() < 1e-6 {
+            let why = if self.lies_flat(&d) {
                 match self.into_solid(c) {
                     Some((by, what)) if !self.within_walls(c) => {
                         out.unexplained.push(Unexplained {
@@ -244,8 +244,13 @@ impl DiscModel {
     /// line of sight, over the disc it rests on.
     fn overlap_with_flat(&self, c: BoardPoint, flat: &[BoardPoint]) -> Option<f64> {
         let diameter = 2.0 * self.shape.radius_mm;
-        let by = flat.iter().filter(|q| q.distance(c) > 1e-6).map(|q| diameter - q.distance(c)).fold(f64::NEG_INFINITY, f64::max);
+        let by = flat.iter().map(|q| q.distance(c)).filter(|&d| d > 1e-6).map(|d| diameter - d).fold(f64::NEG_INFINITY, f64::max);
         (by > 2.0 * self.overlap_tolerance_mm).then_some(by)
+    }
+
+    /// Whether `d` is one of these discs fitted lying flat on the surface (at a disc's height).
+    fn lies_flat(&self, d: &Detection) -> bool {
+        d.kind == self.shape.kind && (d.top_z_mm - self.shape.top_z_mm).abs() < 1e-6
     }
 
     /// Whether a board point lies inside the side and back walls' inner faces.
@@ -385,7 +390,7 @@ impl DiscModel {
             let c = d.footprint.centre;
             // A disc already in a stack (another found over or under it) is not looked under again.
             let stacked = out.pieces.iter().enumerate().any(|(j, p)| j != i && p.footprint.centre.distance(c) < r);
-            if d.kind != self.shape.kind || (d.top_z_mm - z).abs() > 1e-6 || c.y_mm > self.gate_front_mm + r || stacked {
+            if !self.lies_flat(d) || c.y_mm > self.gate_front_mm + r || stacked {
                 continue;
             }
             let Some(px_per_mm) = crate::measure::px_per_mm(&cx.geo.camera, &cx.geo.pose, c.at_height(z)) else { continue };
