@@ -18,12 +18,14 @@ impl Locator {
     /// same edge polarities learned): it would end in the same pose.
     pub(super) fn refine_starts(&mut self, cam: &Camera, starts: &[CameraPose], seen: &mut StartsSeen) -> Vec<Refined> {
         let fits: Vec<Fit> = starts.iter().map(|p| Fit::start(*p, &self.model)).collect();
-        self.refine_fits(cam, &fits, seen)
+        self.refine_fits(cam, &fits, seen, None)
     }
 
     /// [`Locator::refine_starts`] from fits already started (a pose with its
-    /// construction and polarities).
-    pub(super) fn refine_fits(&mut self, cam: &Camera, starts: &[Fit], seen: &mut StartsSeen) -> Vec<Refined> {
+    /// construction and polarities). Re-fits of a reading that passed every
+    /// check (`lead`: its pose and construction) that cannot take its lead are
+    /// not refined past the wide stages ([`Locator::cannot_lead`]).
+    pub(super) fn refine_fits(&mut self, cam: &Camera, starts: &[Fit], seen: &mut StartsSeen, lead: Option<(&CameraPose, &[f64])>) -> Vec<Refined> {
         let wide = self.in_parallel(starts, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[..WIDE_STAGES], ITERATIONS_PER_RANGE));
         // Decided in the starts' order, as one after the other would.
         let mut survivors = Vec::new();
@@ -38,6 +40,10 @@ impl Locator {
             }
             seen.met.push(f.clone());
             survivors.push(f);
+        }
+        if let Some(lead) = lead {
+            let hopeless = self.cannot_lead(cam, lead, &survivors);
+            survivors = survivors.into_iter().zip(hopeless).filter(|(_, h)| !h).map(|(f, _)| f).collect();
         }
         // A start whose reading puts one of the image's straight lines right across a stretch of the surface with
         // nothing across it would be refused for it once refined ([`Locator::phantom_line`]): refined last, only
@@ -54,6 +60,22 @@ impl Locator {
             refined.extend(finish(&later));
         }
         refined
+    }
+
+    /// Which of `fits` (re-fits of the reading `lead` after the wide stages)
+    /// cannot take its lead: those imaging the board further than
+    /// [`DIFFERENT_POSE_PX`] from it (another reading, not the same one in a
+    /// poorer optimum, whose spread the pose's sigma takes in) whose edges match
+    /// under [`LEAD_MATCH_SHARE`] of the lead's ([`Locator::edge_match`], after
+    /// the wide stages).
+    fn cannot_lead(&self, cam: &Camera, (pose, cons): (&CameraPose, &[f64]), fits: &[Fit]) -> Vec<bool> {
+        let far: Vec<bool> = fits.iter().map(|f| self.image_distance(cam, pose, &f.pose) > DIFFERENT_POSE_PX).collect();
+        if !far.contains(&true) {
+            return far;
+        }
+        let Some(bar) = self.edge_match(&mut Vec::new(), cam, pose, cons) else { return vec![false; fits.len()] };
+        let matches = self.in_parallel(fits, |me, samples, f| me.edge_match(samples, cam, &f.pose, &f.cons));
+        far.iter().zip(matches).map(|(&far, m)| far && m.is_none_or(|m| m < LEAD_MATCH_SHARE * bar)).collect()
     }
 
     /// `f` of every item, in the items' order, computed on as many threads as

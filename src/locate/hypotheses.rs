@@ -68,6 +68,15 @@ fn score(model: &BoardModel, samples: &[Sample], agree_samples: usize, mut hit: 
 }
 
 impl Locator {
+    /// How well the image's edges match the board that `pose` images with the
+    /// construction `cons` (mm off nominal): the hypotheses' exact [`score`], every
+    /// sample's gradient searched within [`SCORE_REACH_PX`] either way. `None` if
+    /// nothing counts.
+    pub(super) fn edge_match(&self, samples: &mut Vec<Sample>, cam: &Camera, pose: &CameraPose, cons: &[f64]) -> Option<f64> {
+        sample_model(&self.model, pose, cam, SCORE_STEP_PX, cons, samples);
+        score(&self.model, samples, HYPOTHESIS_AGREE_SAMPLES, |s| self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some())
+    }
+
     /// Every hypothesis from `lines` (longest first) and the poses read from
     /// the holes (`from_holes`, a reading of their own beside the cross line's),
     /// the best scored exactly, best first.
@@ -126,10 +135,7 @@ impl Locator {
             per_reading[yi] += 1;
         }
         // The best of each reading scored exactly.
-        let exact_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
-            sample_model(&me.model, pose, cam, SCORE_STEP_PX, &[], samples);
-            score(&me.model, samples, HYPOTHESIS_AGREE_SAMPLES, |s| me.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some()).map(|s| (s, *pose, *yi))
-        };
+        let exact_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| me.edge_match(samples, cam, pose, &[]).map(|s| (s, *pose, *yi));
         let mut hyps: Vec<Hypothesis> = self.in_parallel(&kept, exact_score).into_iter().flatten().collect();
         hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
         hyps

@@ -49,8 +49,9 @@ impl Locator {
     /// nominal, returning those that pass every check on their own. A re-fit
     /// that meets, after the wide stages, a fit the search refined already
     /// (`seen`) or another re-fit is not refined again ([`Locator::refine_fits`]):
-    /// it would end where that one did.
-    pub(super) fn shifted_refits(&mut self, cam: &Camera, best: &CameraPose, seen: &mut StartsSeen) -> Vec<Refined> {
+    /// it would end where that one did; nor is one that cannot take the lead from
+    /// `best` (fitted with the construction `cons`: [`Locator::cannot_lead`]).
+    pub(super) fn shifted_refits(&mut self, cam: &Camera, (best, cons): (&CameraPose, &[f64]), seen: &mut StartsSeen) -> Vec<Refined> {
         if !self.has_upright_feet() {
             return Vec::new();
         }
@@ -77,7 +78,7 @@ impl Locator {
                 starts.push(Fit::start(start, &self.model));
             }
         }
-        let refits = self.refine_fits(cam, &starts, seen);
+        let refits = self.refine_fits(cam, &starts, seen, Some((best, cons)));
         refits.into_iter().filter(|r| self.check(r).is_ok()).collect()
     }
 
@@ -117,7 +118,7 @@ impl Locator {
                 Fit::start(CameraPose { rotation: pose.rotation, translation: moved }, &self.model)
             })
             .collect();
-        let refits = self.refine_fits(cam, &starts, seen);
+        let refits = self.refine_fits(cam, &starts, seen, None);
         refits.into_iter().filter(|r| self.check(r).is_ok()).collect()
     }
 

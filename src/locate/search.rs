@@ -78,8 +78,8 @@ impl Locator {
         self.last_candidate = Some(first.pose);
         self.last_construction = first.construction.clone();
         // The near readings the search may have missed, then the reading the image supports.
-        let first = first.pose;
-        good.extend(self.shifted_refits(&cam, &first, &mut seen));
+        let (first, first_cons) = (first.pose, first.construction.clone());
+        good.extend(self.shifted_refits(&cam, (&first, &first_cons), &mut seen));
         good.sort_by(|a, b| b.score.total_cmp(&a.score));
         let best = self.choose(&cam, good)?;
         self.last_candidate = Some(best.pose);
