@@ -42,39 +42,78 @@ impl Locator {
             survivors.push(f);
         }
         if let Some(lead) = lead {
-            let hopeless = self.cannot_lead(cam, lead, &survivors);
+            let matches = self.edge_matches(cam, &survivors);
+            let hopeless = self.cannot_lead(cam, lead, &survivors, &matches);
             survivors = survivors.into_iter().zip(hopeless).filter(|(_, h)| !h).map(|(f, _)| f).collect();
         }
         // A start whose reading puts one of the image's straight lines right across a stretch of the surface with
         // nothing across it would be refused for it once refined ([`Locator::phantom_line`]): refined last, only
         // if no other start passes every check (the shuffleboard's line-free middle read where its end is).
         let (later, first): (Vec<Fit>, Vec<Fit>) = survivors.into_iter().partition(|f| self.line_in_clear_span(cam, &f.pose));
-        let finish = |fits: &[Fit]| -> Vec<Refined> {
-            self.in_parallel(fits, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE).and_then(|f| me.verdict(samples, cam, f)))
-                .into_iter()
-                .flatten()
-                .collect()
-        };
-        let mut refined = finish(&first);
+        let mut refined = if lead.is_some() { self.finish(cam, &first).into_iter().flatten().collect() } else { self.finish_leading_first(cam, &first) };
         if !later.is_empty() && !refined.iter().any(|r| self.check(r).is_ok()) {
-            refined.extend(finish(&later));
+            refined.extend(self.finish(cam, &later).into_iter().flatten());
         }
         refined
     }
 
-    /// Which of `fits` (re-fits of the reading `lead` after the wide stages)
-    /// cannot take its lead: those imaging the board further than
+    /// The fine stages and the verdict's measurements of each of `fits` (after
+    /// the wide stages), in their order: `None` where one loses the board.
+    fn finish(&self, cam: &Camera, fits: &[Fit]) -> Vec<Option<Refined>> {
+        self.in_parallel(fits, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[WIDE_STAGES..], ITERATIONS_PER_RANGE).and_then(|f| me.verdict(samples, cam, f)))
+    }
+
+    /// [`Locator::finish`] of `fits`, the [`LEADING_WAVE`] whose edges match best
+    /// ([`Locator::edge_match`]) first: where one of them passes every check,
+    /// the rest that cannot take the lead from the best of those that pass (by
+    /// the whole model's score, as [`Locator::choose`] ranks) are not refined
+    /// ([`Locator::cannot_lead`]). The refined are returned in `fits`' order.
+    fn finish_leading_first(&self, cam: &Camera, fits: &[Fit]) -> Vec<Refined> {
+        if fits.len() <= LEADING_WAVE {
+            return self.finish(cam, fits).into_iter().flatten().collect();
+        }
+        let matches = self.edge_matches(cam, fits);
+        let mut order: Vec<usize> = (0..fits.len()).collect();
+        // Best match first; a start's order decides between equal matches.
+        order.sort_by(|&a, &b| matches[b].unwrap_or(f64::NEG_INFINITY).total_cmp(&matches[a].unwrap_or(f64::NEG_INFINITY)));
+        let (wave, rest) = order.split_at(LEADING_WAVE);
+        let pick = |ids: &[usize]| -> Vec<Fit> { ids.iter().map(|&i| fits[i].clone()).collect() };
+        let mut results: Vec<Option<Refined>> = (0..fits.len()).map(|_| None).collect();
+        for (&i, r) in wave.iter().zip(self.finish(cam, &pick(wave))) {
+            results[i] = r;
+        }
+        let lead = wave.iter().filter_map(|&i| results[i].as_ref()).filter(|r| self.check(r).is_ok()).max_by(|a, b| a.whole_score.total_cmp(&b.whole_score));
+        let rest: Vec<usize> = match lead {
+            Some(lead) => {
+                let rest_matches: Vec<Option<f64>> = rest.iter().map(|&i| matches[i]).collect();
+                let hopeless = self.cannot_lead(cam, (&lead.pose, &lead.construction), &pick(rest), &rest_matches);
+                rest.iter().zip(hopeless).filter(|(_, h)| !h).map(|(&i, _)| i).collect()
+            }
+            None => rest.to_vec(),
+        };
+        for (&i, r) in rest.iter().zip(self.finish(cam, &pick(&rest))) {
+            results[i] = r;
+        }
+        results.into_iter().flatten().collect()
+    }
+
+    /// [`Locator::edge_match`] of each of `fits`, at its pose and construction.
+    fn edge_matches(&self, cam: &Camera, fits: &[Fit]) -> Vec<Option<f64>> {
+        self.in_parallel(fits, |me, samples, f| me.edge_match(samples, cam, &f.pose, &f.cons))
+    }
+
+    /// Which of `fits` (after the wide stages, their edges matching as
+    /// `matches` says) cannot take the lead from the reading `lead`: those imaging the board further than
     /// [`DIFFERENT_POSE_PX`] from it (another reading, not the same one in a
     /// poorer optimum, whose spread the pose's sigma takes in) whose edges match
     /// under [`LEAD_MATCH_SHARE`] of the lead's ([`Locator::edge_match`], after
     /// the wide stages).
-    fn cannot_lead(&self, cam: &Camera, (pose, cons): (&CameraPose, &[f64]), fits: &[Fit]) -> Vec<bool> {
+    fn cannot_lead(&self, cam: &Camera, (pose, cons): (&CameraPose, &[f64]), fits: &[Fit], matches: &[Option<f64>]) -> Vec<bool> {
         let far: Vec<bool> = fits.iter().map(|f| self.image_distance(cam, pose, &f.pose) > DIFFERENT_POSE_PX).collect();
         if !far.contains(&true) {
             return far;
         }
         let Some(bar) = self.edge_match(&mut Vec::new(), cam, pose, cons) else { return vec![false; fits.len()] };
-        let matches = self.in_parallel(fits, |me, samples, f| me.edge_match(samples, cam, &f.pose, &f.cons));
         far.iter().zip(matches).map(|(&far, m)| far && m.is_none_or(|m| m < LEAD_MATCH_SHARE * bar)).collect()
     }
 
