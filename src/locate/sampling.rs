@@ -342,12 +342,6 @@ pub(super) fn inside(p: [f64; 2], w: f64, h: f64) -> bool {
 pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
     out.clear();
     sample_edges(model, pose, cam, step, cons, out);
-    let eye = pose.centre();
-    out.retain(|s| {
-        let e = &model.edges[s.edge];
-        let (Some(n), EdgeShape::Segment { a, .. }) = (e.facing, e.shape) else { return true };
-        n[0] * (eye.x_mm - a.x_mm) + n[1] * (eye.y_mm - a.y_mm) > 0.0
-    });
     if !model.occluders.is_empty() {
         // Back to board coordinates to test the ray to the camera against the board's own boxes.
         let occlusion = model.occlusion_from(pt(pose.centre()));
@@ -361,11 +355,18 @@ pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
     }
 }
 
-pub(super) fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
+/// The samples of [`sample_model`] before the occlusion test: every edge but
+/// those of an upright face turned away from the camera.
+fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
     let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+    let eye = pose.centre();
     for (ei, e) in model.edges.iter().enumerate() {
         match e.shape {
             EdgeShape::Segment { a, b } => {
+                // An upright face's edge shows only with the camera on the side the face looks to.
+                if e.facing.is_some_and(|n| !(n[0] * (eye.x_mm - a.x_mm) + n[1] * (eye.y_mm - a.y_mm) > 0.0)) {
+                    continue;
+                }
                 let (a, b) = BoardModel::segment_at(e, a, b, cons);
                 let (mut ac, mut bc) = (pose.to_camera(a), pose.to_camera(b));
                 // Clip to the part in front of the camera.
