@@ -639,6 +639,25 @@ mod tests {
         }
     }
 
+    /// A footprint's sigma takes in a quarter pixel of its edges' bias at the
+    /// piece: one fit (its own sigma 0.2 mm) 3 mm past the trey line is a clear
+    /// call at half a millimetre a pixel, and one to review at 5 mm a pixel.
+    #[test]
+    fn a_coarser_view_widens_a_footprints_sigma_by_its_pixels() {
+        let board = Board::load("shuffleboard-22ft").unwrap();
+        let at = |mm_per_px: f64| {
+            let fp = Footprint::new(BoardPoint::new(0.0, 120.0), 29.37);
+            let d = crate::detect::Detection { mm_per_px, ..crate::detect::Detection::clean_outline(PieceKind::Weight, Some(Team::Red), fp, 25.0) };
+            let mut detections = Detections { pieces: vec![d], ..Default::default() };
+            call_pieces(&board, &mut detections, FoulLine::Long, 0.0).remove(0)
+        };
+        let (fine, coarse) = (at(0.5), at(5.0));
+        assert!(fine.call == "zone3" && coarse.call == "zone3" && (fine.margin_mm - 3.03).abs() < 0.01, "{fine:?}");
+        let expected = |mm_per_px: f64| (0.2f64.powi(2) + SIGMA_FLOOR_MM.powi(2) + (EDGE_BIAS_PX * mm_per_px).powi(2)).sqrt();
+        assert!((fine.sigma_mm - expected(0.5)).abs() < 1e-9 && (coarse.sigma_mm - expected(5.0)).abs() < 1e-9, "{} {}", fine.sigma_mm, coarse.sigma_mm);
+        assert!(!fine.review && coarse.review, "a 3 mm margin: sigma {:.2} mm clear, {:.2} mm to review", fine.sigma_mm, coarse.sigma_mm);
+    }
+
     #[test]
     fn a_frame_whose_round_score_needs_review_says_so_itself() {
         // Two Knock Off weights 0.4 mm apart in depth: the rules engine cannot tell which is deeper.
