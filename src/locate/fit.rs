@@ -24,7 +24,10 @@ impl Locator {
     /// [`Locator::refine_starts`] from fits already started (a pose with its
     /// construction and polarities). Re-fits of a reading that passed every
     /// check (`lead`: its pose and construction) that cannot take its lead are
-    /// not refined past the wide stages ([`Locator::cannot_lead`]).
+    /// not refined past the wide stages ([`Locator::cannot_lead`]); a batch of
+    /// the search's starts (no `lead`) is refined the best-matching first, and
+    /// those that cannot take the lead from them are not
+    /// ([`Locator::finish_leading_first`]).
     pub(super) fn refine_fits(&mut self, cam: &Camera, starts: &[Fit], seen: &mut StartsSeen, lead: Option<(&CameraPose, &[f64])>) -> Vec<Refined> {
         let wide = self.in_parallel(starts, |me, samples, f| me.fit(samples, cam, f.clone(), &SEARCH_SCHEDULE_PX[..WIDE_STAGES], ITERATIONS_PER_RANGE));
         // Decided in the starts' order, as one after the other would.
@@ -103,11 +106,11 @@ impl Locator {
     }
 
     /// Which of `fits` (after the wide stages, their edges matching as
-    /// `matches` says) cannot take the lead from the reading `lead`: those imaging the board further than
-    /// [`DIFFERENT_POSE_PX`] from it (another reading, not the same one in a
-    /// poorer optimum, whose spread the pose's sigma takes in) whose edges match
-    /// under [`LEAD_MATCH_SHARE`] of the lead's ([`Locator::edge_match`], after
-    /// the wide stages).
+    /// `matches` says: [`Locator::edge_match`]) cannot take the lead from the
+    /// reading `lead` (its pose and construction): those imaging the board
+    /// further than [`DIFFERENT_POSE_PX`] from it (another reading, not the same
+    /// one in a poorer optimum, whose spread the pose's sigma takes in) whose
+    /// edges match under [`LEAD_MATCH_SHARE`] of the lead's.
     fn cannot_lead(&self, cam: &Camera, (pose, cons): (&CameraPose, &[f64]), fits: &[Fit], matches: &[Option<f64>]) -> Vec<bool> {
         let far: Vec<bool> = fits.iter().map(|f| self.image_distance(cam, pose, &f.pose) > DIFFERENT_POSE_PX).collect();
         if !far.contains(&true) {
