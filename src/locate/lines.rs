@@ -44,12 +44,13 @@ impl LineFinder {
         self.keep_full_edges.then_some(&self.edges_full)
     }
 
-    /// The long straight lines of `und` (`blurred` is its full-resolution
-    /// image pre-blurred by [`BLUR_SIGMA_PX`], `keep` where that is clear of the
+    /// The long straight lines of `und` (`derivs`: the 3x3 Sobel derivatives
+    /// along x and y of its full-resolution image pre-blurred by
+    /// [`BLUR_SIGMA_PX`], [`derivatives`]; `keep` where that is clear of the
     /// undistortion's fill: [`clear_of_fill`]), best supported first: segments at
     /// least `min_len_px` long at each of the first `levels` levels (at least
     /// one, at most [`MAX_LINE_LEVELS`]), in full-image pixels, merged.
-    pub(super) fn find(&mut self, und: &Undistorted, blurred: &Mat, keep: &Mat, min_len_px: f64, levels: u32) -> Result<Vec<ImageLine>, LocateError> {
+    pub(super) fn find(&mut self, und: &Undistorted, (dx, dy): (&Mat, &Mat), keep: &Mat, min_len_px: f64, levels: u32) -> Result<Vec<ImageLine>, LocateError> {
         self.found.clear();
         for level in 0..levels.clamp(1, MAX_LINE_LEVELS) {
             // Level 0 is the frame itself; each further level halves the previous one.
@@ -62,14 +63,16 @@ impl LineFinder {
             let scale = f64::from(1u32 << level);
             // The same blur and thresholds at every level: a step edge of a given
             // contrast peaks at the same gradient in its level's pixels.
-            let src = if level == 0 {
-                blurred
+            //
+            // OpenCV's Canny takes the strongest channel's gradient of a colour image; at full resolution from
+            // the derivatives the gradients are made of (the same 3x3 Sobel sums of the blurred frame, the border
+            // replicated as Canny's own are), not computed twice.
+            if level == 0 {
+                cv("canny", imgproc::canny_derivative(dx, dy, &mut self.edges, CANNY_LOW, CANNY_HIGH, true))?;
             } else {
                 cv("blur", imgproc::gaussian_blur(&self.level, &mut self.blurred, Size::new(0, 0), BLUR_SIGMA_PX, BLUR_SIGMA_PX, BORDER_DEFAULT))?;
-                &self.blurred
-            };
-            // OpenCV's Canny takes the strongest channel's gradient of a colour image.
-            cv("canny", imgproc::canny(src, &mut self.edges, CANNY_LOW, CANNY_HIGH, 3, true))?;
+                cv("canny", imgproc::canny(&self.blurred, &mut self.edges, CANNY_LOW, CANNY_HIGH, 3, true))?;
+            }
             // Edges near the undistortion's fill are its border, not the board: the
             // frame's own margin at level 0, the valid pixels resized and cleared by the
             // margin at that scale plus the level's own blur further down.

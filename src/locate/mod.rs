@@ -433,7 +433,9 @@ pub struct Locator {
     blurred: Mat,
     /// Where `blurred` is clear of the undistortion's fill (empty: everywhere).
     keep: Mat,
-    sobel: Mat,
+    /// The 3x3 Sobel derivatives of `blurred` along x and y ([`derivatives`]).
+    dx: Mat,
+    dy: Mat,
     line_finder: LineFinder,
     grad: Gradients,
     /// The board's holes (washer boards), read as ellipses for hypotheses where the sides show no line.
@@ -474,7 +476,8 @@ impl Locator {
             cfg,
             blurred: Mat::default(),
             keep: Mat::default(),
-            sobel: Mat::default(),
+            dx: Mat::default(),
+            dy: Mat::default(),
             line_finder: LineFinder::new(read_holes),
             grad: Gradients::default(),
             edge_map: edgemap::EdgeMap::default(),
@@ -498,7 +501,8 @@ impl Locator {
     /// The frame's pre-blurred image and its gradients, for fitting a pose to it.
     fn prepare(&mut self, und: &Undistorted) -> Result<(), LocateError> {
         self.blur(und)?;
-        gradients(&self.blurred, &self.keep, &mut self.sobel, &mut self.grad)
+        derivatives(&self.blurred, &mut self.dx, &mut self.dy)?;
+        gradients(&self.dx, &self.dy, &self.keep, &mut self.grad)
     }
 
     /// The frame pre-blurred by [`BLUR_SIGMA_PX`], and where its pixels are clear
@@ -590,25 +594,33 @@ fn clear_of_fill(valid: &Mat, reach_px: f64, keep: &mut Mat) -> Result<(), Locat
     cv("erode", imgproc::erode(valid, keep, &k, opencv::core::Point::new(-1, -1), 1, opencv::core::BORDER_CONSTANT, Scalar::all(0.0)))
 }
 
-/// The gradients of `blurred` (the frame pre-blurred by [`BLUR_SIGMA_PX`]) into
-/// `grad`: each channel's raw 3x3 Sobel sums, zero outside `keep` (if not empty:
-/// [`clear_of_fill`]).
-fn gradients(blurred: &Mat, keep: &Mat, sobel: &mut Mat, grad: &mut Gradients) -> Result<(), LocateError> {
-    let (w, h) = (blurred.cols() as usize, blurred.rows() as usize);
+/// The 3x3 Sobel derivatives of `blurred` (the frame pre-blurred by
+/// [`BLUR_SIGMA_PX`]), every channel's raw sums (exact in 16 bits), along x into
+/// `dx` and along y into `dy`, the two side by side: what the line finder's
+/// Canny reads at full resolution ([`LineFinder::find`]) and the gradients are
+/// made of ([`gradients`]). The border is replicated, as Canny's own derivatives
+/// take it, so that its edges are those of the frame itself.
+fn derivatives(blurred: &Mat, dx: &mut Mat, dy: &mut Mat) -> Result<(), LocateError> {
+    let sobel = |out: &mut Mat, (ox, oy): (i32, i32)| cv("sobel", imgproc::sobel(blurred, out, CV_16S, ox, oy, 3, 1.0, 0.0, opencv::core::BORDER_REPLICATE));
+    std::thread::scope(|scope| {
+        let along_y = scope.spawn(|| sobel(dy, (0, 1)));
+        sobel(dx, (1, 0))?;
+        along_y.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// The gradients (`dx`, `dy`: [`derivatives`]) into `grad`, each pixel's six
+/// planes together, zero outside `keep` (if not empty: [`clear_of_fill`]).
+fn gradients(dx: &Mat, dy: &Mat, keep: &Mat, grad: &mut Gradients) -> Result<(), LocateError> {
+    let (w, h) = (dx.cols() as usize, dx.rows() as usize);
     grad.zero(w, h);
     let mask: Option<&[u8]> = if keep.empty() { None } else { Some(cv("mask", keep.data_typed::<u8>())?) };
-    let mut channels: Vector<Mat> = Vector::new();
-    cv("split", opencv::core::split(blurred, &mut channels))?;
-    for c in 0..3 {
-        let ch = cv("split", channels.get(c))?;
-        for (dx, dy) in [(1, 0), (0, 1)] {
-            // The raw 3x3 Sobel sums of the 8-bit channel: exact in 16 bits.
-            cv("sobel", imgproc::sobel(&ch, sobel, CV_16S, dx, dy, 3, 1.0, 0.0, BORDER_DEFAULT))?;
-            let data = cv("sobel", sobel.data_typed::<i16>())?;
-            let plane = 2 * c + dy as usize;
-            for (i, (dst, g)) in grad.g.iter_mut().zip(data).enumerate() {
-                dst[plane] = if mask.is_some_and(|m| m[i] == 0) { 0 } else { *g };
-            }
+    // Three channels a pixel ([`Gradients::g`] holds the x and y sums of each channel in turn).
+    let (gx, gy) = (cv("sobel", dx.data_typed::<opencv::core::Vec3s>())?, cv("sobel", dy.data_typed::<opencv::core::Vec3s>())?);
+    for (i, ((dst, x), y)) in grad.g.iter_mut().zip(gx).zip(gy).enumerate() {
+        if mask.is_none_or(|m| m[i] != 0) {
+            let (x, y) = (x.0, y.0);
+            *dst = [x[0], y[0], x[1], y[1], x[2], y[2]];
         }
     }
     Ok(())

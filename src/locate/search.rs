@@ -12,19 +12,20 @@ impl Locator {
         self.blur(und)?;
         // The lines (and a washer board's holes' rims, from the same edges) and the
         // gradients, with the edge map made of them for ranking the hypotheses, are
-        // read from the same blurred frame, independently: side by side (the lines
-        // take the longer).
-        let Locator { line_finder, blurred, keep, sobel, grad, edge_map, cfg, .. } = self;
+        // read from the same derivatives of the blurred frame, independently: side by
+        // side (the lines take the longer).
+        derivatives(&self.blurred, &mut self.dx, &mut self.dy)?;
+        let Locator { line_finder, keep, dx, dy, grad, edge_map, cfg, .. } = self;
         let (lines, ellipses) = std::thread::scope(|scope| {
             let found = scope.spawn(|| -> Result<_, LocateError> {
-                let lines = line_finder.find(und, blurred, keep, min_len, cfg.line_levels)?;
+                let lines = line_finder.find(und, (dx, dy), keep, min_len, cfg.line_levels)?;
                 let ellipses = match line_finder.full_edges() {
                     Some(edges) => holes::find_ellipses(edges)?,
                     None => Vec::new(),
                 };
                 Ok((lines, ellipses))
             });
-            gradients(blurred, keep, sobel, grad)?;
+            gradients(dx, dy, keep, grad)?;
             edge_map.build(grad);
             found.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
