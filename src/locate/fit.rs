@@ -1,6 +1,11 @@
 //! The moving-edges fit: robust Gauss-Newton over the pose and the construction's dimensions, and the pose's uncertainty.
 
 use super::*;
+use rayon::prelude::*;
+
+/// The fewest samples whose edge searches make one task for another core: a
+/// few hundred reads of the gradients, well above the cost of handing a task over.
+const MIN_SAMPLES_A_TASK: usize = 32;
 
 impl Locator {
     /// Moving-edges refinement from `start` over the whole schedule, then the
@@ -194,8 +199,9 @@ impl Locator {
                 if let Some(name) = left_out {
                     samples.retain(|s| self.model.edges[s.edge].name != name);
                 }
-                found.clear();
-                found.extend(samples.iter().map(|s| self.edge_of(s, s.window(range), polarity[s.edge], search_step_px)));
+                // The edge searches, most of a fit's work, shared with any core idle (the fit is often the only
+                // one left running); in the samples' order.
+                samples.par_iter().with_min_len(MIN_SAMPLES_A_TASK).map(|s| self.edge_of(s, s.window(range), polarity[s.edge], search_step_px)).collect_into_vec(&mut found);
                 let pose_from_fixed = range < COARSE_RANGE_PX && !upright_feet;
                 let step = gauss_newton_step(cam, &self.model, pose, samples, &found, range, cons, pose_from_fixed)?;
                 *pose = perturbed(pose, &step.delta);
