@@ -63,6 +63,11 @@ pub struct FitConfig {
     /// per-pixel noise by sqrt(1 + 2 n). 0 (the default) samples the point alone.
     #[serde(default)]
     pub arc_samples: usize,
+    /// Each probe read from its outer end inwards: the outline is then the first
+    /// strong change coming in from what lies beyond (the far rim of a disc's
+    /// crescent past the shadow another disc lying on it casts on it), not going out.
+    #[serde(default)]
+    pub from_outside: bool,
 }
 
 impl Default for FitConfig {
@@ -71,7 +76,7 @@ impl Default for FitConfig {
         // to glare or a neighbour still leaves a well-conditioned fit; a 7 mm band
         // covers the candidate stage's placement error; quarter-pixel steps keep the
         // linear interpolation of the crossing well below the noise.
-        FitConfig { probes: 72, band_mm: 7.0, step_px: 0.25, passes: 3, arc_samples: 0 }
+        FitConfig { probes: 72, band_mm: 7.0, step_px: 0.25, passes: 3, arc_samples: 0, from_outside: false }
     }
 }
 

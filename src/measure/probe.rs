@@ -89,6 +89,15 @@ pub(super) fn probe_edges(
             continue;
         }
         seen += 1;
+        if cfg.from_outside {
+            profile.reverse();
+            let settle = (INSIDE_CHECK_PX / cfg.step_px).round() as usize;
+            if let Some((t, contrast)) = edge_coming_in(&profile, settle, scope.inside) {
+                let r = r1 - (r1 - r0) * t / n as f64;
+                edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
+            }
+            continue;
+        }
         // The first strong change going outwards, unless the piece's colour
         // ended before it: a weaker change nearer in is then the outline (a
         // pale cap's rim just inside the dark gutter's edge, which is the
@@ -143,6 +152,29 @@ const ARC_SAMPLE_SPACING_PX: f64 = 1.0;
 /// under an edge's own placement error (tenths of a pixel), and the projections were a third of a fit's time.
 pub(super) const PROJECT_EVERY_PX: f64 = 4.0;
 
+/// Where the inside's colour begins coming in from a profile's outer end
+/// (`profile` read from it inwards): the first sample from which the next
+/// `settle` as well have the inside's colour (past the edge's blur), less half a
+/// sample, and the contrast between the outer end's colour and the inside's
+/// there; `None` if the inside's colour never begins or differs from the outer
+/// end's by less than [`MIN_EDGE_CONTRAST`]. A change to any other colour on
+/// the way in (a shadow on the board, or on the inside by the edge of what lies
+/// over it) is passed, whatever its strength: where the inside ends matters,
+/// not the strongest change.
+fn edge_coming_in(profile: &[[f32; 3]], settle: usize, inside: &dyn Fn([f32; 3]) -> bool) -> Option<(f64, f32)> {
+    let m = END_SAMPLES.min(profile.len() / 4).max(1);
+    let outside = profile[..m].iter().fold([0.0f32; 3], |mut a, p| {
+        for k in 0..3 {
+            a[k] += p[k] / m as f32;
+        }
+        a
+    });
+    let j = (m..profile.len().saturating_sub(settle)).find(|&j| profile[j..=j + settle].iter().all(|c| inside(*c)))?;
+    let c = profile[j + settle];
+    let contrast = ((c[0] - outside[0]).powi(2) + (c[1] - outside[1]).powi(2) + (c[2] - outside[2]).powi(2)).sqrt();
+    (contrast >= MIN_EDGE_CONTRAST).then_some((j as f64 - 0.5, contrast))
+}
+
 /// A change of colour of at least this fraction of the profile's largest is
 /// an edge; the first such, going outwards, is the outline.
 const STRONG_CHANGE_FRACTION: f32 = 0.5;
@@ -192,4 +224,31 @@ fn edge_crossing(profile: &[[f32; 3]]) -> Option<(f64, f32)> {
     let i = (1..=j).rev().find(|&i| dist[i - 1] < half && dist[i] >= half)?;
     let t = (i - 1) as f64 + ((half - dist[i - 1]) / (dist[i] - dist[i - 1])) as f64;
     Some((t, contrast))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A profile read from the board inwards, in runs of (colour, samples).
+    fn profile(runs: &[([f32; 3], usize)]) -> Vec<[f32; 3]> {
+        runs.iter().flat_map(|&(c, n)| std::iter::repeat_n(c, n)).collect()
+    }
+
+    /// Coming in from the board, the edge is where the inside's colour begins, past a darker shadow on the way however
+    /// strong (the shadow an upper disc casts beside itself), and nowhere where it never begins.
+    #[test]
+    fn coming_in_the_edge_is_where_the_inside_begins_past_a_shadow() {
+        let (board, shadow, wood) = ([120.0, 135.0, 150.0], [50.0, 60.0, 70.0], [180.0, 190.0, 198.0]);
+        let is_wood = |c: [f32; 3]| (c[0] - wood[0]).abs() < 20.0;
+        let (t, contrast) = edge_coming_in(&profile(&[(board, 8), (shadow, 4), (wood, 10)]), 2, &is_wood).expect("an edge");
+        assert!((t - 11.5).abs() < 1e-9, "{t}");
+        assert!(contrast > MIN_EDGE_CONTRAST);
+        // The shadow after the wood (the upper disc's, across the lower's face) does not move it.
+        let (t, _) = edge_coming_in(&profile(&[(board, 8), (wood, 6), (shadow, 4), (wood, 6)]), 2, &is_wood).expect("an edge");
+        assert!((t - 7.5).abs() < 1e-9, "{t}");
+        assert!(edge_coming_in(&profile(&[(board, 8), (shadow, 12)]), 2, &is_wood).is_none());
+        // Wood for less than the blur's reach is no edge.
+        assert!(edge_coming_in(&profile(&[(board, 8), (wood, 2), (shadow, 10)]), 2, &is_wood).is_none());
+    }
 }

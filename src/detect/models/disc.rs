@@ -281,13 +281,13 @@ impl DiscModel {
                 // An outline that is no one disc may be two: one lying on another, or two touching.
                 Err(e @ (DetectError::NotAPiece { .. } | DetectError::UnevenFace { .. })) => {
                     let before = out.pieces.len();
-                    self.split_pair(cx, centre, out);
+                    let upper_at = self.split_pair(cx, centre, out);
                     if out.pieces.len() == before {
                         let uneven = match e {
                             DetectError::UnevenFace { x_mm, y_mm, .. } => Some((BoardPoint::new(x_mm, y_mm), e.to_string())),
                             _ => None,
                         };
-                        unexplained_outlines.push(LeftOutline { proposal: centre, uneven });
+                        unexplained_outlines.push(LeftOutline { proposal: upper_at.unwrap_or(centre), uneven });
                     }
                 }
                 Err(DetectError::Measure(_)) => {}
@@ -301,12 +301,14 @@ impl DiscModel {
     /// one): the edge points split between the two circles of a disc's size that hold the most of them
     /// ([`split::two_circles`]). Overlapping, the one showing more of its rim lies on the other, a disc's thickness
     /// higher (a stack: flagged in `settle`), and hides part of the lower one's outline; apart, both lie flat.
-    /// Each is kept only if its own outline fit passes the piece checks, and a stack only if both do.
-    fn split_pair(&self, cx: &Ctx, centre: BoardPoint, out: &mut Detections) {
+    /// Each is kept only if its own outline fit passes the piece checks, and a stack only if both do. Returns
+    /// where the upper disc of a stack not kept lies (the circle that shows more of its rim): a better start for
+    /// [`DiscModel::on_a_stack`] than the outline's proposal, which both discs' outlines scatter.
+    fn split_pair(&self, cx: &Ctx, centre: BoardPoint, out: &mut Detections) -> Option<BoardPoint> {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
-        let Some(px_per_mm) = crate::measure::px_per_mm(&cx.geo.camera, &cx.geo.pose, centre.at_height(z)) else { return };
+        let px_per_mm = crate::measure::px_per_mm(&cx.geo.camera, &cx.geo.pose, centre.at_height(z))?;
         let edges: Vec<BoardPoint> = cx.outline_edges(Footprint::new(centre, r), z).iter().map(|e| e.at).collect();
-        let Some(pair) = split::two_circles(&edges, r, SPLIT_TOLERANCE_PX / px_per_mm, MIN_SPLIT_OFFSET * r, MIN_SPLIT_POINTS) else { return };
+        let pair = split::two_circles(&edges, r, SPLIT_TOLERANCE_PX / px_per_mm, MIN_SPLIT_OFFSET * r, MIN_SPLIT_POINTS)?;
         let (first, second) = (pair.first.0, pair.second.0);
         let taken = |d: &Detection, out: &Detections| out.pieces.iter().any(|p| self.collide(p, d));
         if first.distance(second) >= MIN_PIECE_SEPARATION * r {
@@ -316,15 +318,16 @@ impl DiscModel {
                     out.pieces.push(d);
                 }
             }
-            return;
+            return None;
         }
         // One on the other. Both must show: a disc's rim fitted a disc's thickness too high lands beside the disc
         // (along the line of sight), and only the lower disc's own outline says that there is one under it.
-        let Some((upper, lower)) = self.stack(cx, first, second) else { return };
+        let Some((upper, lower)) = self.stack(cx, first, second) else { return Some(first) };
         if !taken(&upper, out) && !taken(&lower, out) {
             out.pieces.push(upper);
             out.pieces.push(lower);
         }
+        None
     }
 
     /// A disc whose outline at the surface's height no one or two discs explain, measured at the heights of
@@ -365,23 +368,28 @@ impl DiscModel {
     /// A disc lying on another: the upper one, whose rim fitted at the discs' height lies about `upper_at`,
     /// measured a disc's thickness higher (its rim is seen whole), and the lower one about `lower_at`, measured
     /// with the upper hiding part of its outline; `None` unless the upper's fit passes the piece checks without
-    /// doubt and the lower's passes them.
+    /// doubt and the lower's passes them, seen in the image beside the upper (at least [`MIN_SPLIT_OFFSET`] of a
+    /// radius from it, as two circles of one outline are): a lower fit that slid under the upper has fitted the
+    /// upper's own outline at the lower height (external sj_03: a second disc 1.6 mm from the upper one, the real
+    /// lower one 16 mm away, mostly hidden).
     fn stack(&self, cx: &Ctx, upper_at: BoardPoint, lower_at: BoardPoint) -> Option<(Detection, Detection)> {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
         let upper = self.rim_at(cx, upper_at, 2.0 * z)?;
         let hiding = Occluders::new(vec![cx.occluder(&upper)]);
         let lower = cx.hidden_by(&hiding).measure(Footprint::new(lower_at, r), None, 0).ok()?;
-        Some((upper, lower))
+        (cx.seen_on_grid(&lower).distance(cx.seen_on_grid(&upper)) >= MIN_SPLIT_OFFSET * r).then_some((upper, lower))
     }
 
     /// Discs lying partly under one found (a stack): a disc's rim seen whole fits one circle however much of
     /// another disc it covers, and the lower disc shows as a crescent just outside it. Round each disc found flat in
     /// the compartments or the gate, the ring from its rim out to a diameter from its centre (a disc rests on
     /// another only with its centre over it) is probed for edges with the discs' wood inside
-    /// ([`Ctx::outline_edges_with`]: the first change going outwards, the lower disc's rim on the board), and the
-    /// circle of a disc's size through the most of them, its centre within a radius, is a disc under it if it holds
-    /// enough of them ([`UNDER_MIN_SHARE`]) and its own outline fit, the upper disc hiding part of it, passes. The
-    /// upper disc is then measured again a disc's thickness higher (flagged as a stack in `settle`).
+    /// ([`Ctx::outline_edges_with`], read coming in from the board: the lower disc's rim, past the shadow the upper
+    /// one casts across the lower's face beside its rim, the stronger change going out), and the circle of a disc's
+    /// size through the most of them, its centre within a radius, is a disc under it if it holds enough of them
+    /// ([`UNDER_MIN_SHARE`]) and its own outline fit, the upper disc hiding part of it, passes. The upper disc is then
+    /// measured again a disc's thickness higher (flagged as a stack in `settle`). Where that fit does not pass, the
+    /// crescent still puts the disc found in doubt: a disc may lie under it.
     fn look_under(&self, cx: &Ctx, out: &mut Detections) {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
         let found = out.pieces.len();
@@ -400,7 +408,7 @@ impl DiscModel {
             let (Some(wood), Some(board)) = (cx.ring_colour(c, UNDER_WOOD_RING * r, z, COLOUR_RING_SAMPLES), cx.ring_colour(c, UNDER_BOARD_RING * r, 0.0, COLOUR_RING_SAMPLES)) else { continue };
             let apart = |a: [f32; 3], b: [f32; 3]| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>();
             let like_wood = |bgr: [f32; 3]| apart(bgr, wood) < apart(bgr, board);
-            let cfg = FitConfig { band_mm: (outer - inner) / 2.0, step_px: UNDER_RING_STEP_PX, ..cx.fit_cfg };
+            let cfg = FitConfig { band_mm: (outer - inner) / 2.0, step_px: UNDER_RING_STEP_PX, from_outside: true, ..cx.fit_cfg };
             let tol = SPLIT_TOLERANCE_PX / px_per_mm;
             // Wood that is no other disc: the disc's own side, which an oblique camera sees past its top's rim (out
             // to its foot's circle), and the partitions', walls' and gate bar's faces.
@@ -418,7 +426,21 @@ impl DiscModel {
             // A crescent explains the ring's edges where it lies; the board's grain scatters them about.
             let crescent = |b: &(BoardPoint, usize)| b.1 >= MIN_EDGE_POINTS && b.1 as f64 >= UNDER_MIN_SHARE * edges.len() as f64;
             let Some((lower_at, _)) = split::best_circle(&edges, r, tol, near).filter(crescent) else { continue };
-            let Some((upper, lower)) = self.stack(cx, c, lower_at) else { continue };
+            let Some((upper, lower)) = self.stack(cx, c, lower_at) else {
+                // A disc's rim beside it that its own outline fit does not confirm (the upper's shadow across the
+                // lower's face, wood on wood): a disc may lie under this one, which would then be read flat
+                // a disc's thickness low. Never a confident count or place (own renders: a disc on another offset
+                // by 14 mm in compartment 2, read as one disc lying flat, 3.7 mm off, sigma 0.3 mm).
+                if !out.pieces.iter().enumerate().any(|(j, p)| j != i && p.footprint.centre.distance(lower_at) < r) {
+                    let why = format!("a crescent of a disc's rim beside it at ({:.0}, {:.0}) mm: a disc may lie under it, partly hidden", lower_at.x_mm, lower_at.y_mm);
+                    let d = &mut out.pieces[i];
+                    d.doubt = Some(match d.doubt.take() {
+                        Some(was) => format!("{was}; {why}"),
+                        None => why,
+                    });
+                }
+                continue;
+            };
             // The lower disc lies beside the upper one's centre (not under it: that is the upper's own outline at
             // another height) and is no disc already found.
             let offset = lower.footprint.centre.distance(upper.footprint.centre);
