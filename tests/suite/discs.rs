@@ -94,7 +94,7 @@ fn a_disc_on_another_too_hidden_to_measure_is_read_a_disc_up_and_flagged() {
     assert!(report.review_reasons.iter().any(|r| r.contains("a stack")), "{:?}", report.review_reasons);
 }
 
-/// A disc lying on another offset by 14 mm in compartment 2, a few degrees from under the camera: the upper disc's
+/// A disc lying on another offset by 14-18 mm in compartments 2 and 3, a few degrees from under the camera: the upper disc's
 /// rim fits as one disc lying flat (3.7 mm off along the line of sight, sigma 0.3 mm), the lower one shows a
 /// crescent beside it, but the upper's shadow across the lower's face scatters the lower's own outline fit. Before,
 /// one disc was read, flat and unflagged: a count one short, confidently. Now the crescent, read coming in from the
@@ -102,13 +102,16 @@ fn a_disc_on_another_too_hidden_to_measure_is_read_a_disc_up_and_flagged() {
 #[test]
 fn a_disc_on_another_read_as_one_is_in_doubt() {
     use boardcall::geom::BoardPoint;
-    let (lower, upper) = (BoardPoint::new(-33.7, 42.0), BoardPoint::new(-46.8, 35.9));
-    let (report, _) = stack_scored(lower, upper, "stack-shadowed");
-    // A disc read within a radius of either disc is a reading of the stack.
-    let radius = 26.0;
-    let read: Vec<_> = report.pieces.iter().filter(|p| [lower, upper].iter().any(|d| BoardPoint::new(p.x_mm, p.y_mm).distance(*d) < radius)).collect();
-    assert!(!read.is_empty(), "the stack: {:?}", report.pieces);
-    assert!(read.len() == 2 || read.iter().all(|p| p.review), "one disc of two read, not in doubt: {read:?}");
+    // Compartment 2, and compartment 3 with the upper disc 18 mm towards the gate.
+    let stacks = [(BoardPoint::new(-33.7, 42.0), BoardPoint::new(-46.8, 35.9)), (BoardPoint::new(43.9, 44.6), BoardPoint::new(55.0, 58.8))];
+    for (n, (lower, upper)) in stacks.into_iter().enumerate() {
+        let (report, _) = stack_scored(lower, upper, &format!("stack-shadowed-{n}"));
+        // A disc read within a radius of either disc is a reading of the stack.
+        let radius = 26.0;
+        let read: Vec<_> = report.pieces.iter().filter(|p| [lower, upper].iter().any(|d| BoardPoint::new(p.x_mm, p.y_mm).distance(*d) < radius)).collect();
+        assert!(!read.is_empty(), "the stack: {:?}", report.pieces);
+        assert!(read.len() == 2 || read.iter().all(|p| p.review), "one disc of two read, not in doubt: {read:?}");
+    }
 }
 
 /// A committed scene of `fixtures/varied` scored with its true pose: the fixture and the report.
