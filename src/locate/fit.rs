@@ -125,10 +125,11 @@ impl Locator {
         far.iter().zip(matches).map(|(&far, m)| far && m.is_none_or(|m| m < LEAD_MATCH_SHARE * bar)).collect()
     }
 
-    /// `f` of every item, in the items' order, computed on as many threads as
-    /// the machine has cores (at most one per item), each with its own sample
-    /// scratch ([`crate::parallel::map_in_order`]). The refinements of different
-    /// starts share nothing but the frame's gradients, read only.
+    /// `f` of every item, in the items' order, computed on rayon's pool (as many
+    /// threads as the machine has cores), each run of items a thread takes with
+    /// its own sample scratch ([`crate::parallel::map_in_order`]). The
+    /// refinements of different starts share nothing but the frame's gradients,
+    /// read only.
     pub(super) fn in_parallel<T: Sync, R: Send>(&self, items: &[T], f: impl Fn(&Locator, &mut Vec<Sample>, &T) -> R + Sync) -> Vec<R> {
         crate::parallel::map_in_order(items, |samples: &mut Vec<Sample>, t| f(self, samples, t))
     }
@@ -166,7 +167,7 @@ impl Locator {
     /// (px, widest first), at most `iterations` steps per range; `None` if it
     /// loses the board. Edge polarities are learned after the first range in
     /// which each edge has a clear sign. `samples` is the caller's scratch (one
-    /// per thread: [`Locator::in_parallel`]).
+    /// per run of fits a thread takes: [`Locator::in_parallel`]).
     pub(super) fn fit(&self, samples: &mut Vec<Sample>, cam: &Camera, fit: Fit, schedule: &[f64], iterations: usize) -> Option<Fit> {
         self.fit_without(samples, cam, fit, schedule, iterations, None)
     }
