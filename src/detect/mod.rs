@@ -218,6 +218,14 @@ impl MeasuredBy {
 }
 
 impl Detection {
+    /// Adds `why` to what puts it in doubt (after any reason already given).
+    pub(crate) fn add_doubt(&mut self, why: String) {
+        self.doubt = Some(match self.doubt.take() {
+            Some(was) => format!("{was}; {why}"),
+            None => why,
+        });
+    }
+
     /// Takes a new measurement of its centre (its radius kept), with the
     /// standard uncertainty `sigma_mm`.
     fn take(&mut self, f: &crate::measure::CircleFit, sigma_mm: f64) {

@@ -163,16 +163,26 @@ pub(super) const PROJECT_EVERY_PX: f64 = 4.0;
 /// not the strongest change.
 fn edge_coming_in(profile: &[[f32; 3]], settle: usize, inside: &dyn Fn([f32; 3]) -> bool) -> Option<(f64, f32)> {
     let m = END_SAMPLES.min(profile.len() / 4).max(1);
-    let outside = profile[..m].iter().fold([0.0f32; 3], |mut a, p| {
-        for k in 0..3 {
-            a[k] += p[k] / m as f32;
-        }
-        a
-    });
+    let outside = mean_colour(&profile[..m]);
     let j = (m..profile.len().saturating_sub(settle)).find(|&j| profile[j..=j + settle].iter().all(|c| inside(*c)))?;
-    let c = profile[j + settle];
-    let contrast = ((c[0] - outside[0]).powi(2) + (c[1] - outside[1]).powi(2) + (c[2] - outside[2]).powi(2)).sqrt();
+    let contrast = colour_distance(&profile[j + settle], &outside);
     (contrast >= MIN_EDGE_CONTRAST).then_some((j as f64 - 0.5, contrast))
+}
+
+/// The mean colour of `samples`.
+fn mean_colour(samples: &[[f32; 3]]) -> [f32; 3] {
+    let mut a = [0.0f32; 3];
+    for p in samples {
+        for k in 0..3 {
+            a[k] += p[k] / samples.len() as f32;
+        }
+    }
+    a
+}
+
+/// How far apart two colours are (Euclidean, in the samples' units).
+fn colour_distance(p: &[f32; 3], q: &[f32; 3]) -> f32 {
+    ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
 }
 
 /// A change of colour of at least this fraction of the profile's largest is
@@ -191,24 +201,12 @@ const MIN_PROFILE_SAMPLES: usize = END_SAMPLES + PLATEAU_SAMPLES;
 /// crossing of the first strong change of colour, going outwards.
 fn edge_crossing(profile: &[[f32; 3]]) -> Option<(f64, f32)> {
     let m = END_SAMPLES.min(profile.len() / 4).max(1);
-    let mean = |s: &[[f32; 3]]| {
-        let mut a = [0.0f32; 3];
-        for p in s {
-            for k in 0..3 {
-                a[k] += p[k] / s.len() as f32;
-            }
-        }
-        a
-    };
-    let inside = mean(&profile[..m]);
+    let inside = mean_colour(&profile[..m]);
     // How far each sample's colour is from the inside colour. The outline is
     // the first strong change going outwards: beyond a cap's rim an oblique
     // camera sees the weight's side before the board, and a 50 % crossing
     // between the two ends would land between them.
-    let dist: Vec<f32> = profile
-        .iter()
-        .map(|p| ((p[0] - inside[0]).powi(2) + (p[1] - inside[1]).powi(2) + (p[2] - inside[2]).powi(2)).sqrt())
-        .collect();
+    let dist: Vec<f32> = profile.iter().map(|p| colour_distance(p, &inside)).collect();
     let max = dist.iter().copied().fold(0.0f32, f32::max);
     if max < MIN_EDGE_CONTRAST {
         return None;

@@ -227,10 +227,7 @@ impl DiscModel {
                 None
             };
             if let Some(why) = why {
-                d.doubt = Some(match d.doubt.take() {
-                    Some(was) => format!("{was}; {why}"),
-                    None => why,
-                });
+                d.add_doubt(why);
             }
             kept.push(d);
         }
@@ -432,12 +429,7 @@ impl DiscModel {
                 // a disc's thickness low. Never a confident count or place (own renders: a disc on another offset
                 // by 14 mm in compartment 2, read as one disc lying flat, 3.7 mm off, sigma 0.3 mm).
                 if !out.pieces.iter().enumerate().any(|(j, p)| j != i && p.footprint.centre.distance(lower_at) < r) {
-                    let why = format!("a crescent of a disc's rim beside it at ({:.0}, {:.0}) mm: a disc may lie under it, partly hidden", lower_at.x_mm, lower_at.y_mm);
-                    let d = &mut out.pieces[i];
-                    d.doubt = Some(match d.doubt.take() {
-                        Some(was) => format!("{was}; {why}"),
-                        None => why,
-                    });
+                    out.pieces[i].add_doubt(format!("a crescent of a disc's rim beside it at ({:.0}, {:.0}) mm: a disc may lie under it, partly hidden", lower_at.x_mm, lower_at.y_mm));
                 }
                 continue;
             };
