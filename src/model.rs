@@ -539,7 +539,7 @@ mod tests {
         let (h0, h1) = (w.holes[0], w.holes[1]);
         // The fixture generator's leaner: propped on the rim, rising towards +x.
         let (tilt, d) = (25.0f64, h0.radius() - 12.0);
-        let z = -(h0.radius() - d) * tilt.to_radians().tan() + th / 2.0 / tilt.to_radians().cos();
+        let z = w.propped_centre_z(&h0, d, tilt);
         let piece = |n, x, y, z, tilt| PieceSpec {
             id: PieceId::of_team(Team::Red, n),
             kind: PieceKind::Washer,

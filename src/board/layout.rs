@@ -136,6 +136,61 @@ pub struct WasherBoard {
     pub construction: WasherConstruction,
 }
 
+/// Angular steps a rim's arc is scanned in for where a propped washer's edge
+/// crosses it, before bisection: a degree, finer than any crossing a washer
+/// smaller than its hole makes can hide between two steps.
+const RIM_SCAN_STEP_DEG: f64 = 1.0;
+/// Bisection halvings of that step: 2^-30 of a degree, far below a micron on
+/// any rim.
+const RIM_BISECTIONS: usize = 30;
+
+impl WasherBoard {
+    /// The height (mm, board frame) of the centre (mid-thickness) of a washer
+    /// propped on the rim of `hole`, tilted by `tilt_deg` and rising away from
+    /// the hole's centre, its centre `d_mm` from it (in plan) along the rise.
+    ///
+    /// The washer rests where its underside first meets the rim: over the
+    /// rim's arc under the washer, the underside is lowest at the arc's ends,
+    /// where the washer's edge crosses the rim (it bridges the rim there, not
+    /// along the rise, where its underside stands highest over it). Only a
+    /// washer whose edge just reaches the rim rests on it along the rise. A
+    /// washer whose edge does not reach the rim rests on nothing there: the
+    /// height returned is then that of one touching the rim along the rise.
+    pub fn propped_centre_z(&self, hole: &Hole, d_mm: f64, tilt_deg: f64) -> f64 {
+        let (r, th) = (self.washer_outer_diameter_mm / 2.0, self.washer_thickness_mm);
+        let (rim, t) = (hole.radius(), tilt_deg.to_radians());
+        // The underside's own centre lies past the mid-thickness one along the rise.
+        let shift = th / 2.0 * t.sin();
+        // In plan the underside's edge is an ellipse: r cos(tilt) along the rise, r across it.
+        let outside = |theta: f64| {
+            let (along, across) = (rim * theta.cos() - d_mm - shift, rim * theta.sin());
+            (along / (r * t.cos())).powi(2) + (across / r).powi(2) > 1.0
+        };
+        // The arc's end: the first angle from the rise whose rim point lies outside the washer.
+        let step = RIM_SCAN_STEP_DEG.to_radians();
+        let mut end = 0.0;
+        if !outside(0.0) {
+            let mut lo = 0.0;
+            while lo + step <= std::f64::consts::PI && !outside(lo + step) {
+                lo += step;
+            }
+            let mut hi = (lo + step).min(std::f64::consts::PI);
+            for _ in 0..RIM_BISECTIONS {
+                let mid = (lo + hi) / 2.0;
+                if outside(mid) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            end = lo;
+        }
+        // The underside rises along the rise by tan(tilt) per mm; it meets the rim at the arc's end.
+        let under = -(rim * end.cos() - d_mm) * t.tan();
+        under + th / 2.0 / t.cos()
+    }
+}
+
 /// A board's layout, by family.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]

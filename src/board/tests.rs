@@ -132,3 +132,45 @@ fn unknown_names_list_the_builtins() {
     let e = Board::load("no-such-board").unwrap_err().to_string();
     assert!(e.contains("yocu-9") && e.contains("no-such-board"), "{e}");
 }
+
+/// The lowest height (mm) of a propped washer's underside above the rim, over the rim's points under it, by brute
+/// force: every rim point (a tenth of a degree apart) under the washer's underside, the gap between them.
+fn underside_gap_over_rim(w: &WasherBoard, h: &Hole, d: f64, tilt_deg: f64) -> f64 {
+    let (r, th, t) = (w.washer_outer_diameter_mm / 2.0, w.washer_thickness_mm, tilt_deg.to_radians());
+    let z = w.propped_centre_z(h, d, tilt_deg);
+    // The underside's centre and the rise's direction (+x here): the normal leans back against the rise.
+    let (ux, uz) = (d + th / 2.0 * t.sin(), z - th / 2.0 * t.cos());
+    (0..3600)
+        .filter_map(|k| {
+            let a = (k as f64 / 10.0).to_radians();
+            let (px, py) = (h.radius() * a.cos(), h.radius() * a.sin());
+            // In the underside's plane: along the rise (foreshortened in plan), across it.
+            let along = (px - ux) / t.cos();
+            (along * along + py * py <= r * r).then(|| uz + (px - ux) * t.tan())
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn a_propped_washer_bridges_the_rim_where_its_edge_crosses_it() {
+    let b = Board::load("holeyboard").unwrap();
+    let w = b.washer().unwrap();
+    let h = Hole { x_mm: 0.0, y_mm: 0.0, ..w.holes[0] };
+    let r = w.washer_outer_diameter_mm / 2.0;
+    for tilt in [15.0, 25.9, 31.4, 38.7, 45.0] {
+        let reach = h.radius() - r * f64::to_radians(tilt).cos();
+        for k in 1..=8 {
+            let d = reach + (h.radius() - 1.0 - reach) * k as f64 / 8.0;
+            // Resting on the rim: no rim point above the underside, one touching it. A tenth of a degree of rim is
+            // 0.09 mm of arc, under which the underside rises by less than 0.05 mm at these tilts.
+            let gap = underside_gap_over_rim(w, &h, d, tilt);
+            assert!(gap.abs() < 0.05, "tilt {tilt} d {d}: the underside {gap} mm over the rim");
+        }
+    }
+    // A washer whose edge just reaches the rim rests on it along the rise: the plain wedge. Its underside's edge
+    // reaches the rim when its centre, shifted along the rise by the half thickness's lean, lies r cos(tilt) in.
+    let (tilt, th) = (25.0f64.to_radians(), w.washer_thickness_mm);
+    let d = h.radius() - r * tilt.cos() - th / 2.0 * tilt.sin() + 1e-6;
+    let wedge = -(h.radius() - d) * tilt.tan() + th / 2.0 / tilt.cos();
+    assert!((w.propped_centre_z(&h, d, 25.0) - wedge).abs() < 0.01);
+}

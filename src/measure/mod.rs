@@ -18,6 +18,7 @@ mod sample;
 
 use circle::{centre_variance_axis, robust_circle};
 use probe::probe_edges;
+pub use probe::edge_on_segment;
 pub use sample::{BilinearTap, ColourView};
 
 /// Below this colour difference (0-255 RGB distance) between the two ends of a

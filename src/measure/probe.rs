@@ -98,25 +98,54 @@ pub(super) fn probe_edges(
             }
             continue;
         }
-        // The first strong change going outwards, unless the piece's colour
-        // ended before it: a weaker change nearer in is then the outline (a
-        // pale cap's rim just inside the dark gutter's edge, which is the
-        // stronger change).
-        let mut end = profile.len();
-        while let Some((t, contrast)) = edge_crossing(&profile[..end]) {
-            let inside = (t - INSIDE_CHECK_PX / cfg.step_px).round().max(0.0) as usize;
-            if (scope.inside)(profile[inside.min(end - 1)]) {
-                let r = r0 + (r1 - r0) * t / n as f64;
-                edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
-                break;
-            }
-            end = t.floor() as usize;
-            if end < MIN_PROFILE_SAMPLES {
-                break;
-            }
+        if let Some((t, contrast)) = edge_going_out(&profile, cfg.step_px, scope.inside) {
+            let r = r0 + (r1 - r0) * t / n as f64;
+            edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
         }
     }
     (edges, seen, 1.0 / scale)
+}
+
+/// The outline on a profile read outwards (samples `step_px` apart): the first strong change going outwards, unless
+/// the piece's colour (which `inside` accepts) ended before it: a weaker change nearer in is then the outline (a pale
+/// cap's rim just inside the dark gutter's edge, which is the stronger change). Its sub-sample position and contrast.
+fn edge_going_out(profile: &[[f32; 3]], step_px: f64, inside: &dyn Fn([f32; 3]) -> bool) -> Option<(f64, f32)> {
+    let mut end = profile.len();
+    while let Some((t, contrast)) = edge_crossing(&profile[..end]) {
+        let before = (t - INSIDE_CHECK_PX / step_px).round().max(0.0) as usize;
+        if inside(profile[before.min(end - 1)]) {
+            return Some((t, contrast));
+        }
+        end = t.floor() as usize;
+        if end < MIN_PROFILE_SAMPLES {
+            break;
+        }
+    }
+    None
+}
+
+/// The outline crossing the board segment `from` -> `to` (any direction, e.g. across a tilted piece's rim, the
+/// piece's colour, which `inside` accepts, at `from`): the segment's image sampled every `step_px`, and the outline
+/// found as an outline fit's probes find it going outwards. Returns how far along the segment it lies (0..1) and
+/// its contrast; `None` if the segment leaves the frame or holds no such change.
+#[allow(clippy::too_many_arguments)]
+pub fn edge_on_segment(
+    image: &ColourView,
+    camera: &Camera,
+    pose: &CameraPose,
+    from: BoardPoint3,
+    to: BoardPoint3,
+    step_px: f64,
+    inside: &dyn Fn([f32; 3]) -> bool,
+) -> Option<(f64, f32)> {
+    let (a, b) = (pose.project(camera, from)?, pose.project(camera, to)?);
+    let n = (a.distance(b) / step_px).ceil().max(4.0) as usize;
+    let at = |i: usize| {
+        let f = i as f64 / n as f64;
+        BoardPoint3::new(from.x_mm + (to.x_mm - from.x_mm) * f, from.y_mm + (to.y_mm - from.y_mm) * f, from.z_mm + (to.z_mm - from.z_mm) * f)
+    };
+    let profile = (0..=n).map(|i| pose.project(camera, at(i)).and_then(|px| image.sample(px))).collect::<Option<Vec<_>>>()?;
+    edge_going_out(&profile, a.distance(b) / n as f64, inside).map(|(t, contrast)| (t / n as f64, contrast))
 }
 
 /// The image of the board points `point(0..track.len())`, which lie along a smooth curve: projected exactly every

@@ -121,7 +121,7 @@ fn add_hole_states(board: &Board, pieces: &mut Vec<PieceSpec>, cam: &crate::came
             let tr = tilt.to_radians();
             let d = rng.random_range((rh - r * 0.8 * tr.cos()).max(0.0)..rh - 3.0);
             let a = rng.random_range(0.0..std::f64::consts::TAU);
-            let z = -(rh - d) * tr.tan() + th / 2.0 / tr.cos();
+            let z = w.propped_centre_z(&hl, d, tilt);
             spec(id, hl.x_mm + d * a.cos(), hl.y_mm + d * a.sin(), Some(z), tilt, a.to_degrees())
         };
         let roll: f64 = rng.random();

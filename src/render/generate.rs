@@ -273,10 +273,8 @@ pub(crate) fn washer_pieces(board: &Board, case: Case, rng: &mut Pcg64) -> Vec<P
     let leaner = |pl: &mut Placer, tm: Team, hole: usize, d: f64, tilt: f64, a: f64| {
         let hl = holes[hole];
         let (x, y) = (hl.x_mm + d * a.cos(), hl.y_mm + d * a.sin());
-        let tr = tilt.to_radians();
-        // The underside passes through the rim's edge at `hole radius - d` along the rise.
-        let under = -(hl.radius() - d) * tr.tan();
-        let z = under + th / 2.0 / tr.cos();
+        // Its underside rests on the rim where its edge crosses it.
+        let z = w.propped_centre_z(&hl, d, tilt);
         pl.push(PieceKind::Washer, Some(tm), x, y, Some(z), tilt, a.to_degrees());
     };
     match case {

@@ -10,7 +10,7 @@ use crate::piece::{PieceId, PieceKind, Team};
 use serde::{Deserialize, Serialize};
 
 mod washers;
-use washers::{drop_contradicted_cup_washers, model_only_to_review, place_cup_washers, place_leaners};
+use washers::{drop_contradicted_cup_washers, drop_floor_washers_leaners_explain, model_only_to_review, place_cup_washers, place_leaners};
 
 /// A call is flagged for review when its margin is within this many standard
 /// uncertainties of the boundary: at 3 sigma a normal measurement error flips
@@ -374,6 +374,7 @@ impl Session {
             let states = model.classify(view, &self.camera, &self.pose, board)?;
             crate::model::refine_washers(board, &states, &mut detections);
             place_leaners(det, view, board, &mut detections);
+            drop_floor_washers_leaners_explain(det, view, board, &mut detections);
             place_cup_washers(det, view, board, &mut detections);
             drop_contradicted_cup_washers(det, view, board, &mut detections);
             model_only_to_review(board, &mut detections);

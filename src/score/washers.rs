@@ -30,11 +30,39 @@ pub(super) fn place_leaners(det: &Detector, view: &ColourView, board: &Board, de
             d.top_z_mm = fit.centre.z_mm + w.washer_thickness_mm / 2.0;
             d.tilt_deg = fit.tilt_deg;
             d.measured_by = MeasuredBy::LeaningPose;
-            d.sigma_mm = d.sigma_mm.max(crate::detect::LEANER_POSE_SIGMA_MM);
+            d.sigma_mm = fit.sigma_mm;
             continue;
         }
         no_leaning_pose(d, &w.holes[hole], w);
     }
+}
+
+/// A washer placed on a cup's floor by its team's colour there ([`MeasuredBy::FloorColour`]), in a hole where a
+/// washer of its team was measured leaning: the leaner's low edge down in the cup shows that colour too. It is placed
+/// again with the leaner (and every other piece found) hiding what it covers; where too little of its colour then
+/// shows, the colour was the leaner's and the washer is dropped. (Own render 46: a leaner in the 1-hole, its low
+/// edge read as a second washer of its team flat in the cup, which scored 2 for it.)
+pub(super) fn drop_floor_washers_leaners_explain(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
+    let Some(w) = board.washer() else { return };
+    let hole_of = |d: &crate::detect::Detection| w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius());
+    let leaning: Vec<(Team, usize)> =
+        detections.pieces.iter().filter(|d| d.measured_by == MeasuredBy::LeaningPose).filter_map(|d| Some((d.team?, hole_of(d)?))).collect();
+    let explained: Vec<bool> = (0..detections.pieces.len())
+        .map(|i| {
+            let d = &detections.pieces[i];
+            let (Some(team), Some(hole)) = (d.team, hole_of(d)) else { return false };
+            if d.measured_by != MeasuredBy::FloorColour || !leaning.contains(&(team, hole)) {
+                return false;
+            }
+            let over: Vec<crate::detect::Detection> = detections.pieces.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| p.clone()).collect();
+            det.place_on_cup_floor(view, hole, team, &over).is_none()
+        })
+        .collect();
+    let mut k = 0;
+    detections.pieces.retain(|_| {
+        k += 1;
+        !explained[k - 1]
+    });
 }
 
 /// A washer the model calls a leaner in hole `h` of board `w` where no leaning

@@ -1,16 +1,20 @@
-//! A washer leaning in a hole (its underside propped on the rim, its low edge
-//! down in the cup): placed by the leaning pose whose projected top outline
-//! best separates the team's colour inside from other colours outside.
+//! A washer leaning in a hole (its underside resting on the rim where its edge
+//! crosses it, its low edge down in the cup): found by the leaning pose whose
+//! projected top outline best separates the team's colour inside from other
+//! colours outside, then placed by its top face's edges.
 
-use crate::board::WasherBoard;
+use crate::board::{Hole, WasherBoard};
+use crate::detect::colour::bgr_to_hsv;
 use crate::detect::verify::Ctx;
 use crate::detect::ColourClass;
 use crate::geom::BoardPoint3;
+use crate::measure::edge_on_segment;
 use serde::{Deserialize, Serialize};
 
-/// Standard uncertainty (mm) of a leaner's centre from the pose search: the
-/// RMS of the fixtures' 13 leaners' placement errors is 0.91 mm (worst 1.5 mm),
-/// rounded up.
+/// Standard uncertainty (mm) of a leaner's centre from the pose search alone
+/// (where its edges do not place it, [`fit_to_edges`]): the RMS of the
+/// fixtures' 13 leaners' placement errors by the search was 0.91 mm (worst
+/// 1.5 mm), rounded up.
 pub const LEANER_POSE_SIGMA_MM: f64 = 1.0;
 /// A leaning washer's pose found by [`measure_leaner`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -20,6 +24,8 @@ pub struct LeanerFit {
     pub tilt_deg: f64,
     /// Mean (team colour inside - outside) along the outline, -1..1.
     pub score: f64,
+    /// Standard uncertainty (mm) of the centre in plan.
+    pub sigma_mm: f64,
 }
 
 /// Leaning poses searched: directions of the rise round the hole (10 degrees
@@ -52,14 +58,15 @@ const LEANER_LAST_TILT_STEP_DEG: f64 = 1.0;
 /// leaning pose explains the hole: the flat fit stands, with the model's doubt.
 const LEANER_MIN_SCORE: f64 = 0.5;
 
-/// Measures a washer leaning in hole `hole` (its underside propped on the
+/// Measures a washer leaning in hole `hole` (its underside resting on the
 /// rim, its low edge down in the cup): a search over the leaning poses, each
 /// scored by how well its projected top outline separates the team's colour
-/// inside from other colours outside. A flat outline fit places a tilted
-/// washer tens of mm off; this places its centre where it is.
+/// inside from other colours outside, then the pose fitted to its top face's
+/// edges ([`fit_to_edges`]). A flat outline fit places a tilted washer tens of
+/// mm off; this places its centre where it is.
 pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: ColourClass) -> Option<LeanerFit> {
     let h = w.holes[hole];
-    let (r, th) = (cx.geo.shape.radius_mm, w.washer_thickness_mm);
+    let r = cx.geo.shape.radius_mm;
     let teamness = |p: BoardPoint3| -> Option<f64> {
         if !cx.sees(p) {
             return None;
@@ -68,33 +75,16 @@ pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: Colo
     };
     // The pose from (rise direction, tilt, centre's distance from the hole's centre).
     let score_at = |a: f64, tilt: f64, d: f64, probe: f64| -> Option<LeanerFit> {
-        let tr = tilt.to_radians();
-        // Its underside passes through the rim's edge along the rise.
-        let under = -(h.radius() - d) * tr.tan();
-        let cz = under + th / 2.0 / tr.cos();
-        let centre = BoardPoint3::new(h.x_mm + d * a.cos(), h.y_mm + d * a.sin(), cz);
-        // The top face's frame: u along the rise, v across it, n its normal.
-        let n = [-tr.sin() * a.cos(), -tr.sin() * a.sin(), tr.cos()];
-        let u = [tr.cos() * a.cos(), tr.cos() * a.sin(), tr.sin()];
-        let v = [-a.sin(), a.cos(), 0.0];
-        let top = [centre.x_mm + n[0] * th / 2.0, centre.y_mm + n[1] * th / 2.0, centre.z_mm + n[2] * th / 2.0];
-        let at = |rho: f64, phi: f64| {
-            let (s, c) = phi.sin_cos();
-            BoardPoint3::new(
-                top[0] + rho * (c * u[0] + s * v[0]),
-                top[1] + rho * (c * u[1] + s * v[1]),
-                top[2] + rho * (c * u[2] + s * v[2]),
-            )
-        };
+        let f = LeaningFace::new(w, &h, a, tilt, d);
         let (mut score, mut n_seen) = (0.0, 0);
         for k in 0..LEANER_OUTLINE_POINTS {
             let phi = std::f64::consts::TAU * k as f64 / LEANER_OUTLINE_POINTS as f64;
-            if let (Some(i), Some(o)) = (teamness(at(r - probe, phi)), teamness(at(r + probe, phi))) {
+            if let (Some(i), Some(o)) = (teamness(f.at(r - probe, phi)), teamness(f.at(r + probe, phi))) {
                 score += i - o;
                 n_seen += 1;
             }
         }
-        (n_seen >= LEANER_OUTLINE_POINTS / 3).then(|| LeanerFit { centre, tilt_deg: tilt, score: score / n_seen as f64 })
+        (n_seen >= LEANER_OUTLINE_POINTS / 3).then(|| LeanerFit { centre: f.centre, tilt_deg: tilt, score: score / n_seen as f64, sigma_mm: LEANER_POSE_SIGMA_MM })
     };
     let score_of = |a: f64, tilt: f64, d: f64| score_at(a, tilt, d, LEANER_PROBE_MM);
     let reach = |tilt: f64| ((h.radius() - r * tilt.to_radians().cos()).max(0.0), h.radius() - LEANER_RIM_CLEARANCE_MM);
@@ -169,12 +159,223 @@ pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: Colo
             }
         }
     }
-    let best = if tied.is_empty() {
-        Some(coarse_best)
+    let searched = ((a1, coarse_best.tilt_deg, d1), coarse_best);
+    let (pose, fit) = if tied.is_empty() {
+        searched
     } else {
         let m = |f: fn(&(f64, f64, f64, f64)) -> f64| tied.iter().map(f).sum::<f64>() / tied.len() as f64;
         let (a, tilt, d) = (m(|t| t.0), m(|t| t.1), m(|t| t.2));
-        score_of(a, tilt, d).map(|f| LeanerFit { score: f.score.max(coarse_best.score), ..f }).or(Some(coarse_best))
+        score_of(a, tilt, d).map_or(searched, |f| ((a, tilt, d), LeanerFit { score: f.score.max(coarse_best.score), ..f }))
     };
-    best.filter(|b| b.score >= LEANER_MIN_SCORE)
+    if fit.score < LEANER_MIN_SCORE {
+        return None;
+    }
+    // The search places the pose to a millimetre or two; the outline's own edges place it.
+    Some(match fit_to_edges(cx, w, &h, class, pose) {
+        Some(((a, tilt, d), sigma_mm)) => LeanerFit { centre: LeaningFace::new(w, &h, a, tilt, d).centre, tilt_deg: tilt, sigma_mm, ..fit },
+        None => fit,
+    })
+}
+
+/// A washer's top face in a leaning pose: propped on the rim of a hole (see
+/// [`WasherBoard::propped_centre_z`]), rising along direction `a` (radians,
+/// board frame) by `tilt` (degrees), its centre `d` mm from the hole's centre
+/// in plan along the rise.
+struct LeaningFace {
+    /// The washer's centre (mid-thickness).
+    centre: BoardPoint3,
+    /// The top face's centre, and its axes: `u` along the rise, `v` across it, `n` its normal.
+    top: [f64; 3],
+    u: [f64; 3],
+    v: [f64; 3],
+    n: [f64; 3],
+}
+
+impl LeaningFace {
+    fn new(w: &WasherBoard, h: &Hole, a: f64, tilt: f64, d: f64) -> LeaningFace {
+        let tr = tilt.to_radians();
+        let centre = BoardPoint3::new(h.x_mm + d * a.cos(), h.y_mm + d * a.sin(), w.propped_centre_z(h, d, tilt));
+        let n = [-tr.sin() * a.cos(), -tr.sin() * a.sin(), tr.cos()];
+        let u = [tr.cos() * a.cos(), tr.cos() * a.sin(), tr.sin()];
+        let v = [-a.sin(), a.cos(), 0.0];
+        let half = w.washer_thickness_mm / 2.0;
+        let top = [centre.x_mm + n[0] * half, centre.y_mm + n[1] * half, centre.z_mm + n[2] * half];
+        LeaningFace { centre, top, u, v, n }
+    }
+
+    /// The point of the top face's plane `rho` mm from its centre, `phi` radians round from the rise.
+    fn at(&self, rho: f64, phi: f64) -> BoardPoint3 {
+        let (s, c) = phi.sin_cos();
+        let k = |i: usize| self.top[i] + rho * (c * self.u[i] + s * self.v[i]);
+        BoardPoint3::new(k(0), k(1), k(2))
+    }
+
+    /// How far (mm) from the top face's centre the ray from `origin` along `dir` meets its plane; `None` for a ray
+    /// along the plane.
+    fn radius_of(&self, origin: BoardPoint3, dir: [f64; 3]) -> Option<f64> {
+        let o = [origin.x_mm, origin.y_mm, origin.z_mm];
+        let along = (0..3).map(|i| dir[i] * self.n[i]).sum::<f64>();
+        if along.abs() < 1e-9 {
+            return None;
+        }
+        let t = (0..3).map(|i| (self.top[i] - o[i]) * self.n[i]).sum::<f64>() / along;
+        Some((0..3).map(|i| (o[i] + t * dir[i] - self.top[i]).powi(2)).sum::<f64>().sqrt())
+    }
+}
+
+/// Rounds of the edge fit: the outline's edges probed about the last pose, the pose fitted to them.
+const EDGE_ROUNDS: usize = 3;
+/// The probes across the outline reach this far (mm) each side of it in the first round (the search's pose is a
+/// millimetre or two off, [`LEANER_POSE_SIGMA_MM`]) and this far in the later ones.
+const EDGE_BAND_MM: f64 = 4.0;
+const EDGE_LATER_BAND_MM: f64 = 2.0;
+/// Probe samples along the segment's image (px): as an outline fit's own probes.
+const EDGE_STEP_PX: f64 = 0.25;
+/// Gauss-Newton steps per round, and the step (in the parameters' units: radians, radians, mm) under which it has
+/// converged.
+const EDGE_GN_STEPS: usize = 10;
+const EDGE_GN_CONVERGED: f64 = 1e-6;
+/// An edge whose residual exceeds this many robust sigmas (1.4826 MAD) of them all, and
+/// [`EDGE_MIN_OUTLIER_PX`] at least, belongs to something else (the rim's shadow, a neighbour): dropped.
+const EDGE_OUTLIER_SIGMAS: f64 = 3.0;
+const EDGE_MIN_OUTLIER_PX: f64 = 0.5;
+/// Edges kept at least this many (of [`LEANER_OUTLINE_POINTS`]): the low side is down in the cup, behind the rim,
+/// and a third of the outline on the high side still fixes the three parameters.
+const EDGE_MIN_POINTS: usize = LEANER_OUTLINE_POINTS / 4;
+/// The fitted pose is kept only within these tilts (degrees): a washer propped on a rim lies at some 10-60 degrees.
+const EDGE_TILT_RANGE_DEG: (f64, f64) = (5.0, 60.0);
+/// What the fit's own scatter does not hold, as a standard uncertainty (mm) of the centre added to the fit's: the
+/// edges' bias where the washer's side, facing the camera, shows beside its top's rim (own renders: the rim read up
+/// to 1.5 px inside there, which moves a fit's centre by tenths of a millimetre to a millimetre and a half along the
+/// rise). With it, every leaner of the own, varied and external renders lies within three of its reported sigmas.
+const EDGE_MODEL_SIGMA_MM: f64 = 0.4;
+
+/// The leaning pose `(a, tilt, d)` fitted to the edges of its top face's outline, probed across it about `start`:
+/// least squares of each edge's distance from the top face's centre, where its line of sight meets the face's
+/// plane, less the washer's radius (Gauss-Newton, numeric derivatives), the outliers dropped. Returns the pose and
+/// the standard uncertainty (mm) of the centre in plan; `None` with too few edges or a pose out of range.
+fn fit_to_edges(cx: &Ctx, w: &WasherBoard, h: &Hole, class: ColourClass, start: (f64, f64, f64)) -> Option<((f64, f64, f64), f64)> {
+    let (camera, pose) = (&cx.geo.camera, &cx.geo.pose);
+    let r = cx.geo.shape.radius_mm;
+    let inside = |bgr: [f32; 3]| class.contains(bgr_to_hsv(bgr));
+    let mut p = [start.0, start.1.to_radians(), start.2];
+    let face = |p: &[f64; 3]| LeaningFace::new(w, h, p[0], p[1].to_degrees(), p[2]);
+    let mut sigma = f64::INFINITY;
+    for round in 0..EDGE_ROUNDS {
+        let f = face(&p);
+        let band = if round == 0 { EDGE_BAND_MM } else { EDGE_LATER_BAND_MM };
+        // Each edge's line of sight.
+        let rays: Vec<(BoardPoint3, [f64; 3])> = (0..LEANER_OUTLINE_POINTS)
+            .filter_map(|k| {
+                let phi = std::f64::consts::TAU * k as f64 / LEANER_OUTLINE_POINTS as f64;
+                let (from, to) = (f.at(r - band, phi), f.at(r + band, phi));
+                if !(cx.sees(from) && cx.sees(f.at(r, phi)) && cx.sees(to)) {
+                    return None;
+                }
+                let (t, _) = edge_on_segment(cx.frame, camera, pose, from, to, EDGE_STEP_PX, &inside)?;
+                let e = f.at(r - band + 2.0 * band * t, phi);
+                pose.ray(camera, pose.project(camera, e)?)
+            })
+            .collect();
+        let residuals = |p: &[f64; 3], keep: &[bool]| -> Option<Vec<f64>> {
+            let f = face(p);
+            rays.iter().zip(keep).filter(|(_, k)| **k).map(|(ray, _)| f.radius_of(ray.0, ray.1).map(|rho| rho - r)).collect()
+        };
+        let mut keep = vec![true; rays.len()];
+        for pass in 0..2 {
+            if keep.iter().filter(|k| **k).count() < EDGE_MIN_POINTS {
+                return None;
+            }
+            for _ in 0..EDGE_GN_STEPS {
+                let r0 = residuals(&p, &keep)?;
+                // Numeric Jacobian: a ten-thousandth of a radian, a thousandth of a millimetre.
+                let steps = [1e-4, 1e-4, 1e-3];
+                let mut jac = [vec![], vec![], vec![]];
+                for (i, st) in steps.iter().enumerate() {
+                    let mut q = p;
+                    q[i] += st;
+                    jac[i] = residuals(&q, &keep)?.iter().zip(&r0).map(|(a, b)| (a - b) / st).collect();
+                }
+                let Some(delta) = normal_step(&jac, &r0) else { return None };
+                for i in 0..3 {
+                    p[i] -= delta[i];
+                }
+                if delta.iter().map(|d| d.abs()).fold(0.0, f64::max) < EDGE_GN_CONVERGED {
+                    break;
+                }
+            }
+            let all = {
+                let f = face(&p);
+                rays.iter().map(|ray| f.radius_of(ray.0, ray.1).map_or(f64::INFINITY, |rho| (rho - r).abs())).collect::<Vec<_>>()
+            };
+            let kept: Vec<f64> = all.iter().zip(&keep).filter(|(_, k)| **k).map(|(e, _)| *e).collect();
+            let mad = crate::detect::teams::median(kept.iter().map(|e| *e as f32).collect()).unwrap_or(0.0) as f64;
+            let limit = (EDGE_OUTLIER_SIGMAS * 1.4826 * mad).max(EDGE_MIN_OUTLIER_PX * cx.mm_per_px(f.centre));
+            if pass == 0 {
+                keep = all.iter().map(|e| *e <= limit).collect();
+            }
+        }
+        let tilt = p[1].to_degrees();
+        if !(EDGE_TILT_RANGE_DEG.0..=EDGE_TILT_RANGE_DEG.1).contains(&tilt) || !(0.0..h.radius()).contains(&p[2]) {
+            return None;
+        }
+        // The centre's uncertainty in plan from the residuals' scatter: the parameters' covariance carried to
+        // (x, y) = hole + d (cos a, sin a), its larger axis.
+        let r0 = residuals(&p, &keep)?;
+        let n = r0.len();
+        let s2 = r0.iter().map(|e| e * e).sum::<f64>() / (n as f64 - 3.0).max(1.0);
+        let mut jac = [vec![], vec![], vec![]];
+        for (i, st) in [1e-4, 1e-4, 1e-3].iter().enumerate() {
+            let mut q = p;
+            q[i] += st;
+            jac[i] = residuals(&q, &keep)?.iter().zip(&r0).map(|(a, b)| (a - b) / st).collect();
+        }
+        let cov = inverse3(&normal_matrix(&jac))?.map(|row| row.map(|v| v * s2));
+        let (a, d) = (p[0], p[2]);
+        // d(x, y)/d(a, d): only a and d move the centre in plan.
+        let g = [[-d * a.sin(), a.cos()], [d * a.cos(), a.sin()]];
+        let c2 = [[cov[0][0], cov[0][2]], [cov[2][0], cov[2][2]]];
+        let mut cxy = [[0.0; 2]; 2];
+        for i in 0..2 {
+            for j in 0..2 {
+                cxy[i][j] = (0..2).map(|k| (0..2).map(|l| g[i][k] * c2[k][l] * g[j][l]).sum::<f64>()).sum();
+            }
+        }
+        let (tr, det) = (cxy[0][0] + cxy[1][1], cxy[0][0] * cxy[1][1] - cxy[0][1] * cxy[1][0]);
+        let largest = tr / 2.0 + ((tr * tr / 4.0 - det).max(0.0)).sqrt();
+        sigma = largest.max(0.0).sqrt().hypot(EDGE_MODEL_SIGMA_MM);
+    }
+    Some(((p[0], p[1].to_degrees(), p[2]), sigma))
+}
+
+/// JᵀJ of a Jacobian given as its three columns.
+fn normal_matrix(jac: &[Vec<f64>; 3]) -> [[f64; 3]; 3] {
+    let mut m = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            m[i][j] = jac[i].iter().zip(&jac[j]).map(|(a, b)| a * b).sum();
+        }
+    }
+    m
+}
+
+/// The Gauss-Newton step (JᵀJ)⁻¹ Jᵀ r; `None` where JᵀJ is singular.
+fn normal_step(jac: &[Vec<f64>; 3], res: &[f64]) -> Option<[f64; 3]> {
+    let inv = inverse3(&normal_matrix(jac))?;
+    let jtr: [f64; 3] = std::array::from_fn(|i| jac[i].iter().zip(res).map(|(a, b)| a * b).sum());
+    Some(std::array::from_fn(|i| (0..3).map(|j| inv[i][j] * jtr[j]).sum()))
+}
+
+/// The inverse of a 3x3 matrix; `None` where it is singular.
+fn inverse3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
+    let c = |i: usize, j: usize| {
+        let (r0, r1, c0, c1) = ((i + 1) % 3, (i + 2) % 3, (j + 1) % 3, (j + 2) % 3);
+        m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0]
+    };
+    let det = (0..3).map(|j| m[0][j] * c(0, j)).sum::<f64>();
+    let scale = m.iter().flatten().map(|v| v.abs()).fold(0.0, f64::max).powi(3);
+    if !det.is_finite() || det.abs() <= 1e-12 * scale {
+        return None;
+    }
+    Some(std::array::from_fn(|i| std::array::from_fn(|j| c(j, i) / det)))
 }

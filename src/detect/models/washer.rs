@@ -210,7 +210,7 @@ impl PieceModel for WasherModel {
             footprint: Footprint::new(lean.centre.on_plane(), self.shape.radius_mm),
             top_z_mm: lean.centre.z_mm + self.w.washer_thickness_mm / 2.0,
             tilt_deg: lean.tilt_deg,
-            sigma_mm: leaner::LEANER_POSE_SIGMA_MM,
+            sigma_mm: lean.sigma_mm,
             fit_rms_mm: f64::NAN,
             edges_found: 0,
             probes: 0,
