@@ -34,6 +34,17 @@ const RECOVERY_START_GAP: f64 = 1.0;
 /// pixels lets the fit find it (the circle search and the first fits keep
 /// single samples, whose edges are sharpest on clean rims).
 const RECOVERY_ARC_SAMPLES: usize = 1;
+/// An upper disc of a stack is searched for this many radii round the outline the circle search proposed: both
+/// discs' rims scatter that outline, and its centre may lie between them, up to a radius from either (external sj_03:
+/// a disc on another 14 mm off, proposed 12 mm from where it is seen).
+const STACK_START_REACH: f64 = 1.0;
+/// A disc found on a stack from a start round the outline proposed (not from its centre) shows edges on at least
+/// this share of the probes round its rim that the camera sees: it is the top of the pile, its rim seen whole
+/// (external sj_03's: 64 and 72 of 72). An outline fitted a disc's thickness high from such a start that shows less
+/// is something else's (own varied renders: a printed roundel in the field, 44 of 72; the gate bar's tunnel in a
+/// fisheye's view, 24 of 72). From the proposal's centre none is asked: where the upper rim passes over the lower
+/// disc, wood over wood, it may show little (own renders: 48 of 72).
+const STACK_TOP_EDGE_SHARE: f64 = 0.75;
 /// Rounds of recovery: each finds at most one disc (the detections found so
 /// far then hide outline for the next).
 const MAX_RECOVERY_ROUNDS: usize = 4;
@@ -330,27 +341,40 @@ impl DiscModel {
     /// A disc whose outline at the surface's height no one or two discs explain, measured at the heights of
     /// discs lying on others (its rim seen whole, the discs under it hidden): the lowest height whose fit passes the
     /// piece checks without doubt, if any, clear of the partitions, walls and gate bar (a disc over the bar would
-    /// lie on it, not on discs), unless a disc found already explains the same outline in the image (seen on the
-    /// grid within a radius of it: one disc's outline fits at more than one height). Flagged as a stack in
-    /// `settle`. Its sigma takes in a disc's thickness of height along the line of sight. (External sj_03: a disc
-    /// on one that shows a sliver, its outline at the surface's height scattered by the lower one's, was missed;
-    /// found, it lies 9 mm off along the line of sight, sigma 5.4 mm. Own renders: a disc on another offset by 11 mm,
-    /// neither read before, the upper one now read 0.1 mm off, sigma 3 mm.)
+    /// lie on it, not on discs), fitted from the outline's centre or, failing that, from starts round it
+    /// ([`STACK_TOP_EDGE_SHARE`]); unless a disc found already explains the same outline in the image (seen on the
+    /// grid within [`MIN_SPLIT_OFFSET`] of a radius of it, as two circles of one outline are: one disc's outline fits
+    /// at more than one height; a disc lying on one found, offset by more, shows its own rim beside the lower one's).
+    /// Flagged as a stack in `settle`. Its sigma takes in a disc's thickness of height along the line of sight.
+    /// (External sj_03: a disc on one that shows a sliver, its outline at the surface's height scattered by the lower
+    /// one's, was missed; found from a start round the outline, 1.4 mm off, sigma 5.4 mm. Own renders: a disc on
+    /// another offset by 11 mm, neither read before, the upper one now read 0.1 mm off, sigma 3 mm; three stacks of
+    /// the twelve of `discs::no_stack_of_two_discs_is_read_as_one_confidently`, the upper disc dropped as the lower
+    /// one's outline seen a disc higher, now read.)
     fn on_a_stack(&self, cx: &Ctx, centre: BoardPoint, out: &mut Detections) {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
         // A disc on discs lies clear of the partitions and walls, and not over the gate bar (it would lie on it).
         let clear = |d: &Detection| self.into_solid(d.footprint.centre).is_none() && !self.on_partition_or_gate_bar(d.footprint.centre, 0.0);
-        for below in 1..=MAX_DISCS_BELOW {
-            let high = z * (below + 1) as f64;
-            if let Some(d) = self.rim_at(cx, centre, high).filter(clear) {
-                // The outline fitted may be the stack's silhouette, its side down to the lower disc's foot seen past
-                // the rim: the centre is known along the line of sight only to a disc's thickness in height.
-                let d = cx.widened_for_height(d, z);
-                let seen = cx.seen_on_grid(&d);
-                if !out.pieces.iter().any(|p| self.collide(p, &d) || cx.seen_on_grid(p).distance(seen) < r) {
-                    out.pieces.push(d);
-                }
-                return;
+        let heights = || (1..=MAX_DISCS_BELOW).map(|below| z * (below + 1) as f64);
+        // From the outline's centre, the lowest height that fits; failing that, from starts round it (both discs'
+        // rims scatter the outline the circle search proposed), where a fit found must show the rim of the top of a
+        // pile: nothing lies over it (but where a partition or a wall hides it from the camera, where no probe looks).
+        let whole = |d: &Detection| d.edges_found as f64 >= STACK_TOP_EDGE_SHARE * d.probes as f64;
+        let support = |d: &Detection| d.fit_rms_mm / d.edges_found.max(1) as f64;
+        let around = starts_round(centre, r);
+        let found = heights().find_map(|high| self.rim_at(cx, centre, high).filter(clear)).or_else(|| {
+            heights().find_map(|high| {
+                let fits = crate::parallel::map_in_order(&around, |_: &mut (), s| self.rim_at(cx, *s, high).filter(|d| clear(d) && whole(d)));
+                fits.into_iter().flatten().min_by(|a, b| support(a).total_cmp(&support(b)))
+            })
+        });
+        if let Some(d) = found {
+            // The outline fitted may be the stack's silhouette, its side down to the lower disc's foot seen past
+            // the rim: the centre is known along the line of sight only to a disc's thickness in height.
+            let d = cx.widened_for_height(d, z);
+            let seen = cx.seen_on_grid(&d);
+            if !out.pieces.iter().any(|p| self.collide(p, &d) || cx.seen_on_grid(p).distance(seen) < MIN_SPLIT_OFFSET * r) {
+                out.pieces.push(d);
             }
         }
     }
@@ -386,11 +410,12 @@ impl DiscModel {
     /// size through the most of them, its centre within a radius, is a disc under it if it holds enough of them
     /// ([`UNDER_MIN_SHARE`]) and its own outline fit, the upper disc hiding part of it, passes. The upper disc is then
     /// measured again a disc's thickness higher (flagged as a stack in `settle`). Where that fit does not pass, the
-    /// crescent still puts the disc found in doubt: a disc may lie under it.
-    fn look_under(&self, cx: &Ctx, out: &mut Detections) {
+    /// crescent still puts the disc found in doubt: a disc may lie under it. The discs found from index `from` on
+    /// are looked under.
+    fn look_under(&self, cx: &Ctx, out: &mut Detections, from: usize) {
         let (r, z) = (self.shape.radius_mm, self.shape.top_z_mm);
         let found = out.pieces.len();
-        for i in 0..found {
+        for i in from..found {
             let d = &out.pieces[i];
             let c = d.footprint.centre;
             // A disc already in a stack (another found over or under it) is not looked under again.
@@ -482,6 +507,24 @@ impl DiscModel {
     }
 }
 
+/// Where [`DiscModel::on_a_stack`]'s fits start round an outline's centre (not on it): a lattice
+/// [`RECOVERY_START_SPACING`] of a radius apart within [`STACK_START_REACH`] of a radius of it (the fit converges from
+/// about a radius away).
+fn starts_round(centre: BoardPoint, r: f64) -> Vec<BoardPoint> {
+    let spacing = RECOVERY_START_SPACING * r;
+    let n = (STACK_START_REACH / RECOVERY_START_SPACING).floor() as i32;
+    let mut starts = Vec::new();
+    for i in -n..=n {
+        for j in -n..=n {
+            let s = BoardPoint::new(centre.x_mm + i as f64 * spacing, centre.y_mm + j as f64 * spacing);
+            if (i, j) != (0, 0) && s.distance(centre) <= STACK_START_REACH * r + 1e-9 {
+                starts.push(s);
+            }
+        }
+    }
+    starts
+}
+
 /// Where recovery fits start over a leftover blob: its centre, then a lattice
 /// over its cells half a radius apart, those whose disc would hold the most of
 /// the blob first, spread a radius apart first (a blob of many pieces' worth,
@@ -565,8 +608,11 @@ impl PieceModel for DiscModel {
     /// circular edge of known size is not: circles first, then recovery.
     fn find(&self, cx: &Ctx, out: &mut Detections) {
         let unexplained_outlines = self.verify_circles(cx, out);
-        self.look_under(cx, out);
+        self.look_under(cx, out, 0);
+        let verified = out.pieces.len();
         self.recover(cx, out);
+        // A disc recovery finds may lie on another as well.
+        self.look_under(cx, out, verified);
         for left in &unexplained_outlines {
             self.on_a_stack(cx, left.proposal, out);
         }
