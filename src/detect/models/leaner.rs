@@ -281,6 +281,17 @@ fn fit_to_edges(cx: &Ctx, w: &WasherBoard, h: &Hole, class: ColourClass, start: 
             let f = face(p);
             rays.iter().zip(keep).filter(|(_, k)| **k).map(|(ray, _)| f.radius_of(ray.0, ray.1).map(|rho| rho - r)).collect()
         };
+        // The residuals' derivatives by the parameters, numerically: a ten-thousandth of a radian, a thousandth of
+        // a millimetre; as three columns.
+        let jacobian = |p: &[f64; 3], keep: &[bool], r0: &[f64]| -> Option<[Vec<f64>; 3]> {
+            let mut jac = [vec![], vec![], vec![]];
+            for (i, st) in [1e-4, 1e-4, 1e-3].iter().enumerate() {
+                let mut q = *p;
+                q[i] += st;
+                jac[i] = residuals(&q, keep)?.iter().zip(r0).map(|(a, b)| (a - b) / st).collect();
+            }
+            Some(jac)
+        };
         let mut keep = vec![true; rays.len()];
         for pass in 0..2 {
             if keep.iter().filter(|k| **k).count() < EDGE_MIN_POINTS {
@@ -288,15 +299,8 @@ fn fit_to_edges(cx: &Ctx, w: &WasherBoard, h: &Hole, class: ColourClass, start: 
             }
             for _ in 0..EDGE_GN_STEPS {
                 let r0 = residuals(&p, &keep)?;
-                // Numeric Jacobian: a ten-thousandth of a radian, a thousandth of a millimetre.
-                let steps = [1e-4, 1e-4, 1e-3];
-                let mut jac = [vec![], vec![], vec![]];
-                for (i, st) in steps.iter().enumerate() {
-                    let mut q = p;
-                    q[i] += st;
-                    jac[i] = residuals(&q, &keep)?.iter().zip(&r0).map(|(a, b)| (a - b) / st).collect();
-                }
-                let Some(delta) = normal_step(&jac, &r0) else { return None };
+                let jac = jacobian(&p, &keep, &r0)?;
+                let delta = normal_step(&jac, &r0)?;
                 for i in 0..3 {
                     p[i] -= delta[i];
                 }
@@ -324,13 +328,7 @@ fn fit_to_edges(cx: &Ctx, w: &WasherBoard, h: &Hole, class: ColourClass, start: 
         let r0 = residuals(&p, &keep)?;
         let n = r0.len();
         let s2 = r0.iter().map(|e| e * e).sum::<f64>() / (n as f64 - 3.0).max(1.0);
-        let mut jac = [vec![], vec![], vec![]];
-        for (i, st) in [1e-4, 1e-4, 1e-3].iter().enumerate() {
-            let mut q = p;
-            q[i] += st;
-            jac[i] = residuals(&q, &keep)?.iter().zip(&r0).map(|(a, b)| (a - b) / st).collect();
-        }
-        let cov = inverse3(&normal_matrix(&jac))?.map(|row| row.map(|v| v * s2));
+        let cov = inverse3(&normal_matrix(&jacobian(&p, &keep, &r0)?))?.map(|row| row.map(|v| v * s2));
         let (a, d) = (p[0], p[2]);
         // d(x, y)/d(a, d): only a and d move the centre in plan.
         let g = [[-d * a.sin(), a.cos()], [d * a.cos(), a.sin()]];
@@ -366,16 +364,23 @@ fn normal_step(jac: &[Vec<f64>; 3], res: &[f64]) -> Option<[f64; 3]> {
     Some(std::array::from_fn(|i| (0..3).map(|j| inv[i][j] * jtr[j]).sum()))
 }
 
-/// The inverse of a 3x3 matrix; `None` where it is singular.
+/// The inverse of a 3x3 matrix (OpenCV's, by SVD); `None` where it is singular or OpenCV fails.
 fn inverse3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
-    let c = |i: usize, j: usize| {
-        let (r0, r1, c0, c1) = ((i + 1) % 3, (i + 2) % 3, (j + 1) % 3, (j + 2) % 3);
-        m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0]
-    };
-    let det = (0..3).map(|j| m[0][j] * c(0, j)).sum::<f64>();
-    let scale = m.iter().flatten().map(|v| v.abs()).fold(0.0, f64::max).powi(3);
-    if !det.is_finite() || det.abs() <= 1e-12 * scale {
+    use opencv::prelude::*;
+    let src = opencv::core::Mat::from_slice_2d(m).ok()?;
+    let mut inv = opencv::core::Mat::default();
+    let conditioning = opencv::core::invert(&src, &mut inv, opencv::core::DECOMP_SVD).ok()?;
+    // The reciprocal condition number SVD reports: none below 1e-12 is trusted (0 for a singular matrix).
+    if !(conditioning > 1e-12) {
         return None;
     }
-    Some(std::array::from_fn(|i| std::array::from_fn(|j| c(j, i) / det)))
+    let at = |i: usize, j: usize| inv.at_2d::<f64>(i as i32, j as i32).ok().copied();
+    let out: [[Option<f64>; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|j| at(i, j)));
+    let mut r = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            r[i][j] = out[i][j].filter(|v| v.is_finite())?;
+        }
+    }
+    Some(r)
 }
