@@ -380,6 +380,29 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_segment_across_an_outline_finds_it_where_it_crosses() {
+        // The exact disc of radius 29.37 mm at 25 mm high; segments across its rim at its height, from inside to
+        // outside, in several directions and lengths: the edge lies where the rim crosses each.
+        let (cam, pose) = (test_camera(), oblique_pose());
+        let (centre, r, z) = (BoardPoint::new(0.0, 200.0), 29.37, 25.0);
+        let img = draw_disc(&cam, &pose, centre, r, z);
+        let view = ColourView::new(1280, 960, &img).unwrap();
+        // The disc's colour as `draw_disc` paints it (in the order it writes the channels).
+        let red = |c: [f32; 3]| ((c[0] - 200.0).powi(2) + (c[1] - 30.0).powi(2) + (c[2] - 35.0).powi(2)).sqrt() < 60.0;
+        for (k, (inner, outer)) in [(20.0, 36.0), (25.0, 33.0), (27.0, 40.0)].into_iter().enumerate() {
+            let a = 0.7 + 1.9 * k as f64;
+            let at = |rho: f64| BoardPoint3::new(centre.x_mm + rho * a.cos(), centre.y_mm + rho * a.sin(), z);
+            let (t, contrast) = edge_on_segment(&view, &cam, &pose, at(inner), at(outer), 0.25, &red).expect("an edge");
+            let found = inner + (outer - inner) * t;
+            // The supersampled edge's own error is hundredths of a pixel; a pixel here is ~0.5 mm: 0.1 mm.
+            assert!((found - r).abs() < 0.1, "direction {a:.1} rad: the rim at {found:.3} mm, expected {r}");
+            assert!(contrast > MIN_EDGE_CONTRAST, "{contrast}");
+        }
+        // A segment wholly inside the disc crosses no outline.
+        assert!(edge_on_segment(&view, &cam, &pose, BoardPoint3::new(0.0, 190.0, z), BoardPoint3::new(0.0, 210.0, z), 0.25, &red).is_none());
+    }
+
+    #[test]
     fn a_missing_outline_is_an_error_not_a_fit() {
         let cam = test_camera();
         let pose = oblique_pose();
