@@ -235,12 +235,12 @@ const EDGE_STEP_PX: f64 = 0.25;
 /// converged.
 const EDGE_GN_STEPS: usize = 10;
 const EDGE_GN_CONVERGED: f64 = 1e-6;
-/// An edge whose residual exceeds this many robust sigmas (1.4826 MAD) of them all, and
+/// An edge whose residual exceeds this many robust sigmas (1.4826 times the median absolute residual) of them all, and
 /// [`EDGE_MIN_OUTLIER_PX`] at least, belongs to something else (the rim's shadow, a neighbour): dropped.
 const EDGE_OUTLIER_SIGMAS: f64 = 3.0;
 const EDGE_MIN_OUTLIER_PX: f64 = 0.5;
 /// Edges kept at least this many (of [`LEANER_OUTLINE_POINTS`]): the low side is down in the cup, behind the rim,
-/// and a third of the outline on the high side still fixes the three parameters.
+/// and a quarter of the outline, on the high side, still fixes the three parameters.
 const EDGE_MIN_POINTS: usize = LEANER_OUTLINE_POINTS / 4;
 /// The fitted pose is kept only within these tilts (degrees): a washer propped on a rim lies at some 10-60 degrees.
 const EDGE_TILT_RANGE_DEG: (f64, f64) = (5.0, 60.0);
