@@ -145,6 +145,11 @@ const RIM_SCAN_STEP_DEG: f64 = 1.0;
 const RIM_BISECTIONS: usize = 30;
 
 impl WasherBoard {
+    /// The hole whose rim encloses a point (in plan), if any.
+    pub fn hole_enclosing(&self, p: BoardPoint) -> Option<usize> {
+        self.holes.iter().position(|h| p.distance(h.centre()) < h.radius())
+    }
+
     /// The height (mm, board frame) of the centre (mid-thickness) of a washer
     /// propped on the rim of `hole`, tilted by `tilt_deg` and rising away from
     /// the hole's centre, its centre `d_mm` from it (in plan) along the rise.

@@ -7,7 +7,7 @@ use super::grid::Grid;
 use super::models::{PieceModel, RestHeight};
 use super::sight::{PieceSolid, Occluders, Sight};
 use super::{bgr_to_hsv, ColourClass, DetectError, Detection, MeasuredBy, TeamColour};
-use crate::board::{Board, WasherBoard};
+use crate::board::Board;
 use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
 use crate::measure::{fit_circle_scoped, probe_outline, CircleFit, ColourView, EdgePoint, FitConfig, MeasureError, ProbeScope};
@@ -458,7 +458,3 @@ fn colour_structure(frame: &ColourView, p: PixelPoint) -> Option<[f64; 3]> {
     Some(t)
 }
 
-/// The hole whose rim encloses a point, if any.
-pub(super) fn hole_under(p: BoardPoint, w: &WasherBoard) -> Option<usize> {
-    w.holes.iter().position(|h| p.distance(h.centre()) < h.radius())
-}

@@ -44,7 +44,7 @@ pub(super) fn place_leaners(det: &Detector, view: &ColourView, board: &Board, de
 /// edge read as a second washer of its team flat in the cup, which scored 2 for it.)
 pub(super) fn drop_floor_washers_leaners_explain(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
     let Some(w) = board.washer() else { return };
-    let hole_of = |d: &crate::detect::Detection| w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius());
+    let hole_of = |d: &crate::detect::Detection| w.hole_enclosing(d.footprint.centre);
     let leaning: Vec<(Team, usize)> =
         detections.pieces.iter().filter(|d| d.measured_by == MeasuredBy::LeaningPose).filter_map(|d| Some((d.team?, hole_of(d)?))).collect();
     let explained: Vec<bool> = (0..detections.pieces.len())
@@ -58,11 +58,7 @@ pub(super) fn drop_floor_washers_leaners_explain(det: &Detector, view: &ColourVi
             det.place_on_cup_floor(view, hole, team, &over).is_none()
         })
         .collect();
-    let mut k = 0;
-    detections.pieces.retain(|_| {
-        k += 1;
-        !explained[k - 1]
-    });
+    detections.pieces = std::mem::take(&mut detections.pieces).into_iter().zip(explained).filter(|(_, gone)| !gone).map(|(d, _)| d).collect();
 }
 
 /// A washer the model calls a leaner in hole `h` of board `w` where no leaning
@@ -142,7 +138,7 @@ fn flat_cup_claim(w: &crate::board::WasherBoard, d: &crate::detect::Detection) -
     if d.measured_by != MeasuredBy::HoleModel || d.tilt_deg.abs() > 1.0 {
         return None;
     }
-    Some((d.team?, w.holes.iter().position(|h| h.centre().distance(d.footprint.centre) < h.radius())?))
+    Some((d.team?, w.hole_enclosing(d.footprint.centre)?))
 }
 
 #[cfg(test)]

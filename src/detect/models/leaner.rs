@@ -273,8 +273,11 @@ fn fit_to_edges(cx: &Ctx, w: &WasherBoard, h: &Hole, class: ColourClass, start: 
                     return None;
                 }
                 let (t, _) = edge_on_segment(cx.frame, camera, pose, from, to, EDGE_STEP_PX, &inside)?;
-                let e = f.at(r - band + 2.0 * band * t, phi);
-                pose.ray(camera, pose.project(camera, e)?)
+                // The camera's line of sight through the edge: from its centre, towards the edge's point.
+                let (e, c) = (f.at(r - band + 2.0 * band * t, phi), pose.centre());
+                let to = [e.x_mm - c.x_mm, e.y_mm - c.y_mm, e.z_mm - c.z_mm];
+                let norm = (to[0] * to[0] + to[1] * to[1] + to[2] * to[2]).sqrt();
+                Some((c, to.map(|v| v / norm)))
             })
             .collect();
         let residuals = |p: &[f64; 3], keep: &[bool]| -> Option<Vec<f64>> {
@@ -308,14 +311,12 @@ fn fit_to_edges(cx: &Ctx, w: &WasherBoard, h: &Hole, class: ColourClass, start: 
                     break;
                 }
             }
-            let all = {
-                let f = face(&p);
-                rays.iter().map(|ray| f.radius_of(ray.0, ray.1).map_or(f64::INFINITY, |rho| (rho - r).abs())).collect::<Vec<_>>()
-            };
-            let kept: Vec<f64> = all.iter().zip(&keep).filter(|(_, k)| **k).map(|(e, _)| *e).collect();
-            let mad = crate::detect::teams::median(kept.iter().map(|e| *e as f32).collect()).unwrap_or(0.0) as f64;
-            let limit = (EDGE_OUTLIER_SIGMAS * 1.4826 * mad).max(EDGE_MIN_OUTLIER_PX * cx.mm_per_px(f.centre));
+            // After the fit to every edge, the outliers are dropped and the fit made again without them.
             if pass == 0 {
+                let f = face(&p);
+                let all: Vec<f64> = rays.iter().map(|ray| f.radius_of(ray.0, ray.1).map_or(f64::INFINITY, |rho| (rho - r).abs())).collect();
+                let mad = crate::detect::teams::median(all.iter().map(|e| *e as f32).collect()).unwrap_or(0.0) as f64;
+                let limit = (EDGE_OUTLIER_SIGMAS * 1.4826 * mad).max(EDGE_MIN_OUTLIER_PX * cx.mm_per_px(f.centre));
                 keep = all.iter().map(|e| *e <= limit).collect();
             }
         }
@@ -374,12 +375,10 @@ fn inverse3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     if !(conditioning > 1e-12) {
         return None;
     }
-    let at = |i: usize, j: usize| inv.at_2d::<f64>(i as i32, j as i32).ok().copied();
-    let out: [[Option<f64>; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|j| at(i, j)));
     let mut r = [[0.0; 3]; 3];
     for i in 0..3 {
         for j in 0..3 {
-            r[i][j] = out[i][j].filter(|v| v.is_finite())?;
+            r[i][j] = inv.at_2d::<f64>(i as i32, j as i32).ok().copied().filter(|v| v.is_finite())?;
         }
     }
     Some(r)

@@ -5,7 +5,7 @@
 
 use crate::board::WasherBoard;
 use crate::detect::sight::{PieceSolid, Occluders};
-use crate::detect::verify::{hole_under, Ctx};
+use crate::detect::verify::Ctx;
 use crate::detect::colour::ColourClass;
 use crate::detect::teams::{PALE_PAINT_MIN_SATURATION, PALE_PAINT_MIN_VALUE};
 use crate::detect::{Detection, Detections, Unexplained};
@@ -145,7 +145,7 @@ pub(super) fn settle_cups(cx: &Ctx, w: &WasherBoard, out: &mut Detections) {
         let lc = cx.hidden_by(&hiding);
         let d = &out.pieces[i];
         let class = cx.class_of(d.team);
-        let hole = hole_under(d.footprint.centre, w);
+        let hole = w.hole_enclosing(d.footprint.centre);
         let dense = FitConfig { probes: STACK_LOWER_PROBE_FACTOR * cx.fit_cfg.probes, ..cx.fit_cfg };
         let placed = lc
             .fit_with(Footprint::new(d.footprint.centre, r), floor_top, true, &dense, class)

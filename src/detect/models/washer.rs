@@ -6,7 +6,7 @@
 use super::{found_already, leaner, outline, stack, Partial, PieceModel, Rest, RestHeight, AREA_MISMATCH_FRACTION, MIN_PIECE_AREA_FRACTION};
 use crate::board::{PieceSize, WasherBoard};
 use crate::detect::proposals::Blob;
-use crate::detect::verify::{hole_under, Ctx, PieceShape};
+use crate::detect::verify::{Ctx, PieceShape};
 use crate::detect::{DetectError, Detection, Detections, MeasuredBy, Unexplained};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint};
 use crate::measure::CircleFit;
@@ -140,7 +140,7 @@ impl PieceModel for WasherModel {
         // bottom, a parallax of about a millimetre at the cup's centre, which
         // no call depends on.
         let bottom_top = self.floor_top();
-        let in_cup = cx.along_sight(seen, bottom_top).and_then(|c| hole_under(c, &self.w).map(|hole| (hole, c)));
+        let in_cup = cx.along_sight(seen, bottom_top).and_then(|c| self.w.hole_enclosing(c).map(|hole| (hole, c)));
         let (ground_top, ground_sigma) = self.ground_from_size(cx, &first);
         let on_ground = cx.along_sight(seen, ground_top).filter(|c| !cx.geo.board.surface.contains(*c));
         enum Resting {
