@@ -15,7 +15,7 @@ pub mod training;
 
 use crate::board::{Board, Layout, WasherBoard};
 use crate::camera::{Camera, CameraPose};
-use crate::detect::{Detection, Detections};
+use crate::detect::{Detection, Detections, MeasuredBy};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint};
 use crate::measure::ColourView;
 use crate::piece::{PieceKind, Team};
@@ -335,7 +335,11 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
             // Leaner: the team's washer nearest the hole, preferring one measured
             // at the surface (a flat washer cannot rest there over a hole).
             let p_lean = s.leaner[t];
-            if p_lean >= SEEN_P {
+            // A leaner of the team the geometry measured at this hole (its leaning pose) is the one the model sees.
+            let measured_leaning = detections.pieces.iter().any(|d| {
+                is_team(d) && d.measured_by == MeasuredBy::LeaningPose && d.footprint.centre.distance(h.centre()) < h.radius() + LEANER_REACH_MM
+            });
+            if p_lean >= SEEN_P && !measured_leaning {
                 let candidate = detections
                     .pieces
                     .iter()
@@ -435,7 +439,7 @@ fn model_only(team: Team, at: BoardPoint, r: f64, top_z: f64, tilt: f64, sigma: 
         probes: 0,
         mm_per_px: 0.0,
         doubt: Some(format!("seen by the hole model only ({what}, p = {p:.2}); its outline was not measured")),
-        measured_by: crate::detect::MeasuredBy::HoleModel,
+        measured_by: MeasuredBy::HoleModel,
         outline_radius_mm: None,
     }
 }

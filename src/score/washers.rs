@@ -14,7 +14,8 @@ use super::*;
 /// brought inside the rim.
 pub(super) fn place_leaners(det: &Detector, view: &ColourView, board: &Board, detections: &mut Detections) {
     let Some(w) = board.washer() else { return };
-    for d in detections.pieces.iter_mut().filter(|d| d.tilt_deg.abs() > 1.0) {
+    // Those the detector measured leaning are placed already.
+    for d in detections.pieces.iter_mut().filter(|d| d.tilt_deg.abs() > 1.0 && d.measured_by != MeasuredBy::LeaningPose) {
         let (Some(team), Some(hole)) = (
             d.team,
             w.holes

@@ -30,6 +30,10 @@ const FALLBACK_LEANER_MIN_SCORE: f64 = 0.9;
 /// fallen to the floor under it. The shallowest is the cup's depth: the box
 /// holds its cups.
 const MAX_GROUND_DEPTH_MM: f64 = 1000.0;
+/// An outline fitted at the surface lies flat there when its top is within this (mm) of a washer's top on the
+/// surface: the rest heights a washer is fitted at are the surface, a cup's floor (76 mm lower) and the ground, so
+/// any slack far under their spacing tells them apart.
+const FLAT_HEIGHT_SLACK_MM: f64 = 0.5;
 
 pub(super) struct WasherModel {
     shape: PieceShape,
@@ -204,24 +208,11 @@ impl PieceModel for WasherModel {
         }
         team?;
         let lean = leaner::measure_leaner(cx, &self.w, hole, cx.colour(class)?).filter(|l| l.score >= FALLBACK_LEANER_MIN_SCORE)?;
-        Some(Detection {
-            kind: self.shape.kind,
-            team,
-            footprint: Footprint::new(lean.centre.on_plane(), self.shape.radius_mm),
-            top_z_mm: lean.centre.z_mm + self.w.washer_thickness_mm / 2.0,
-            tilt_deg: lean.tilt_deg,
-            sigma_mm: lean.sigma_mm,
-            fit_rms_mm: f64::NAN,
-            edges_found: 0,
-            probes: 0,
-            mm_per_px: cx.mm_per_px(lean.centre),
-            doubt: None,
-            measured_by: MeasuredBy::LeaningPose,
-            outline_radius_mm: None,
-        })
+        Some(self.leaning(cx, team, &lean))
     }
 
     fn settle(&self, cx: &Ctx, out: &mut Detections) {
+        self.lean_what_cannot_lie_flat(cx, out);
         stack::settle_cups(cx, &self.w, out);
         self.cups_hiding_a_washer(cx, out);
     }
@@ -239,6 +230,49 @@ impl PieceModel for WasherModel {
 }
 
 impl WasherModel {
+    /// A washer of `team` in the leaning pose `lean`.
+    fn leaning(&self, cx: &Ctx, team: Option<Team>, lean: &leaner::LeanerFit) -> Detection {
+        Detection {
+            kind: self.shape.kind,
+            team,
+            footprint: Footprint::new(lean.centre.on_plane(), self.shape.radius_mm),
+            top_z_mm: lean.centre.z_mm + self.w.washer_thickness_mm / 2.0,
+            tilt_deg: lean.tilt_deg,
+            sigma_mm: lean.sigma_mm,
+            fit_rms_mm: f64::NAN,
+            edges_found: 0,
+            probes: 0,
+            mm_per_px: cx.mm_per_px(lean.centre),
+            doubt: None,
+            measured_by: MeasuredBy::LeaningPose,
+            outline_radius_mm: None,
+        }
+    }
+
+    /// Washers whose outline fitted flat on the surface with its centre over a hole's opening: no washer rests so
+    /// (its weight over the hole, it tips in), so it is propped on the rim. Its leaning pose is measured; where
+    /// none explains the hole, the flat reading stands, in doubt.
+    fn lean_what_cannot_lie_flat(&self, cx: &Ctx, out: &mut Detections) {
+        let flat_on_surface = |d: &Detection| {
+            d.measured_by == MeasuredBy::Outline && d.tilt_deg.abs() <= 1.0 && (d.top_z_mm - self.shape.top_z_mm).abs() < FLAT_HEIGHT_SLACK_MM
+        };
+        for d in out.pieces.iter_mut().filter(|d| d.team.is_some() && flat_on_surface(d)) {
+            let Some(hole) = self.w.hole_enclosing(d.footprint.centre) else { continue };
+            let lean = cx.colour(cx.class_of(d.team)).and_then(|class| leaner::measure_leaner(cx, &self.w, hole, class));
+            match lean {
+                Some(lean) => {
+                    let doubt = d.doubt.take();
+                    *d = Detection { doubt, ..self.leaning(cx, d.team, &lean) };
+                }
+                None => d.add_doubt(format!(
+                    "outline fitted flat on the surface with its centre over hole {} ({} points), where no washer rests, and no leaning pose explains it",
+                    hole + 1,
+                    self.w.holes[hole].value
+                )),
+            }
+        }
+    }
+
     /// Cups whose floor the camera sees so obliquely that a whole washer may
     /// lie on it out of sight: unexplained (the frame needs review), whatever
     /// was found in them, since what the camera cannot see it cannot count.
