@@ -86,6 +86,13 @@ impl PieceSolid {
         [dot(self.frame[0]), dot(self.frame[1]), dot(self.frame[2])]
     }
 
+    /// Whether the segment from `a` to `b` meets the piece.
+    pub fn meets(&self, a: BoardPoint3, b: BoardPoint3) -> bool {
+        let d = [b.x_mm - a.x_mm, b.y_mm - a.y_mm, b.z_mm - a.z_mm];
+        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        len > 0.0 && self.hit([a.x_mm, a.y_mm, a.z_mm], d.map(|v| v / len), len)
+    }
+
     /// Whether the ray `o + t d` meets the piece at `RAY_EPSILON_MM < t < t_max`.
     fn hit(&self, o: V3, d: V3, t_max: f64) -> bool {
         let c = [self.centre.x_mm, self.centre.y_mm, self.centre.z_mm];

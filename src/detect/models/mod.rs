@@ -6,6 +6,7 @@
 //! parameter of one.
 
 mod disc;
+mod explain;
 mod leaner;
 mod outline;
 mod stack;
