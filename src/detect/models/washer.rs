@@ -43,7 +43,7 @@ const FLAT_HEIGHT_SLACK_MM: f64 = 0.5;
 /// 15 degrees looks much like one lying flat), most of them less.
 const CLEARLY_BETTER_EXPLAINED: f64 = 0.1;
 /// A right reading itself leaves some of the colour in error (its outline's blur, the washer's side): measured on the
-/// own, varied and external renders, 0.05-0.14 of it for washers flat on a cup's floor, 0.06-0.18 for leaners in their
+/// own, varied and external renders, 0.05-0.14 of it for washers flat on a cup's floor, 0.12-0.18 for leaners in their
 /// leaning poses. A leaning reading is clearly better ([`CLEARLY_BETTER_EXPLAINED`]) than the flat one only where the
 /// flat one leaves that margin more in error than the least of these; below this the leaning pose is not searched
 /// (its search is most of a washer board's detection time). Leaners read flat there left 0.30-0.43 in error.
@@ -320,7 +320,7 @@ impl WasherModel {
                 *d = Detection { doubt, ..leaning };
             } else if flat - leant >= BETTER_EXPLAINED_IN_DOUBT {
                 d.add_doubt(format!(
-                    "read flat on the cup's floor in hole {}, but a leaning pose explains its colour nearly as well or better ({:.0} % against {:.0} % of it in error)",
+                    "read flat on the cup's floor in hole {}, but a leaning pose explains its colour a little better ({:.0} % against {:.0} % of it in error)",
                     hole + 1,
                     100.0 * leant,
                     100.0 * flat
