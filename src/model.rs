@@ -317,8 +317,9 @@ impl HoleClassifier {
 ///
 /// A correction the model is less than [`CONFIDENT_P`] sure of, or that the
 /// geometry contradicts (a leaner where the outline fitted flat on the cup
-/// bottom), is flagged for review.
-pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Detections) {
+/// bottom), is flagged for review. Only the teams in `known` are corrected: those
+/// whose paint the model was trained on ([`trained_teams`]).
+pub fn refine_washers(board: &Board, states: &[HoleState], known: &[Team], detections: &mut Detections) {
     let Layout::Washer(w) = &board.layout else {
         return;
     };
@@ -328,7 +329,7 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
     let flat_in_cup = |top_z: f64| fits_flat_in_cup(w, top_z);
     for s in states {
         let Some(h) = w.holes.get(s.hole) else { continue };
-        for team in Team::ALL {
+        for team in Team::ALL.into_iter().filter(|t| known.contains(t)) {
             let t = team_index(team);
             let is_team = |d: &Detection| d.kind == PieceKind::Washer && d.team == Some(team);
             let inside = |d: &Detection| d.footprint.centre.distance(h.centre()) < h.radius();
@@ -402,6 +403,25 @@ pub fn refine_washers(board: &Board, states: &[HoleState], detections: &mut Dete
     }
 }
 
+/// The teams of `teams` whose paint the model was trained on: its training scenes paint the two teams red and blue,
+/// with the colour variations of the fixture generator, which the standard colour models ([`crate::detect::RED`],
+/// [`crate::detect::BLUE`]) cover. A team whose colour's hue lies outside its standard model's hue window (violet or
+/// yellow washers, given or learned from the frame) is paint the model never saw: its outputs for that team mean
+/// nothing, and geometry alone reads its washers.
+pub fn trained_teams(teams: &[crate::detect::TeamColour]) -> Vec<Team> {
+    let standard = crate::detect::standard_teams();
+    teams
+        .iter()
+        .filter(|t| {
+            standard.iter().find(|s| s.team == t.team).is_some_and(|s| {
+                let dh = (t.colour.hue_deg - s.colour.hue_deg).rem_euclid(360.0);
+                dh.min(360.0 - dh) <= s.colour.hue_tolerance_deg
+            })
+        })
+        .map(|t| t.team)
+        .collect()
+}
+
 /// Whether an outline fitted with its top at `top_z` lies flat in a cup: on
 /// its bottom, or on washers lying there (a stack of up to [`STACK_MAX`]),
 /// within the fit's height tolerance.
@@ -457,6 +477,29 @@ fn add_doubt(d: &mut Detection, why: Vec<String>) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_model_corrects_only_teams_of_the_paint_it_was_trained_on() {
+        use crate::detect::{ColourClass, TeamColour, BLUE, RED};
+        let hue = |c: ColourClass, h: f32| ColourClass { hue_deg: h, ..c };
+        let teams = |r: f32, b: f32| vec![TeamColour { team: Team::Red, colour: hue(RED, r) }, TeamColour { team: Team::Blue, colour: hue(BLUE, b) }];
+        assert_eq!(trained_teams(&crate::detect::standard_teams()), Team::ALL.to_vec());
+        // A crimson at 350 and a blue at 240 learned from a frame are still red and blue paint.
+        assert_eq!(trained_teams(&teams(350.0, 240.0)), Team::ALL.to_vec());
+        // Yellow and violet washers: paint the model never saw.
+        assert!(trained_teams(&teams(50.0, 280.0)).is_empty());
+        assert_eq!(trained_teams(&teams(0.0, 280.0)), vec![Team::Red]);
+        // A team the model does not know is left as geometry read it: no leaner made of its washer, none added.
+        let board = Board::load("yocu-4").unwrap();
+        let w = board.washer().unwrap().clone();
+        let h = w.holes[0];
+        let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm, h.y_mm, -76.0 + 3.2)], unexplained: vec![] };
+        let before = d.pieces.clone();
+        refine_washers(&board, &[state(0, [0.99, 0.99, 0.99, 0.0, 0.0, 0.0])], &[Team::Red], &mut d);
+        let blue: Vec<_> = d.pieces.iter().filter(|p| p.team == Some(Team::Blue)).cloned().collect();
+        assert_eq!(blue, before, "the blue washer is left alone");
+        assert!(d.pieces.iter().any(|p| p.team == Some(Team::Red)), "the red leaner the model sees is proposed");
+    }
+
     fn washer(team: Team, x: f64, y: f64, top_z: f64) -> Detection {
         Detection::clean_outline(PieceKind::Washer, Some(team), Footprint::new(BoardPoint::new(x, y), 31.75), top_z)
     }
@@ -470,7 +513,7 @@ mod tests {
         let board = Board::load("holeyboard").unwrap();
         let h = board.washer().unwrap().holes[0];
         let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm + 10.0, h.y_mm, 3.2), washer(Team::Red, 0.0, 1000.0, 3.2)], unexplained: vec![] };
-        refine_washers(&board, &[state(0, [0.01, 0.97, 0.02, 0.0, 0.01, 0.0])], &mut d);
+        refine_washers(&board, &[state(0, [0.01, 0.97, 0.02, 0.0, 0.01, 0.0])], &Team::ALL, &mut d);
         assert_eq!(d.pieces.len(), 2);
         assert!(d.pieces[0].tilt_deg > 10.0 && d.pieces[0].doubt.is_none(), "{:?}", d.pieces[0]);
         assert!(d.pieces[1].tilt_deg.abs() < 1e-9, "the red washer elsewhere is untouched");
@@ -484,7 +527,7 @@ mod tests {
         let board = Board::load("holeyboard").unwrap();
         let h = board.washer().unwrap().holes[1];
         let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 3.2)], unexplained: vec![] };
-        refine_washers(&board, &[state(1, [0.7, 0.0, 0.3, 0.0, 0.0, 0.0])], &mut d);
+        refine_washers(&board, &[state(1, [0.7, 0.0, 0.3, 0.0, 0.0, 0.0])], &Team::ALL, &mut d);
         let doubt = d.pieces[0].doubt.as_deref().unwrap_or_default();
         assert!(doubt.contains("p = 0.70") && doubt.contains("fits flat in the cup"), "{doubt}");
     }
@@ -496,7 +539,7 @@ mod tests {
         // The outline fitted one washer's thickness above the cup's bottom
         // washer: a washer lying on another, not leaning.
         let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 2.0 * 3.2)], unexplained: vec![] };
-        refine_washers(&board, &[state(1, [0.97, 0.0, 0.03, 0.0, 0.0, 0.0])], &mut d);
+        refine_washers(&board, &[state(1, [0.97, 0.0, 0.03, 0.0, 0.0, 0.0])], &Team::ALL, &mut d);
         let doubt = d.pieces[0].doubt.as_deref().unwrap_or_default();
         assert!(doubt.contains("fits flat in the cup") && !doubt.contains("p = "), "{doubt}");
     }
@@ -509,12 +552,12 @@ mod tests {
         let unsure = {
             let mut d = d.clone();
             // Two red at only p = 0.8: the second is not added (ADD_P), the blue one is.
-            refine_washers(&board, &[state(2, [0.0, 0.0, 0.99, 0.8, 0.95, 0.02])], &mut d);
+            refine_washers(&board, &[state(2, [0.0, 0.0, 0.99, 0.8, 0.95, 0.02])], &Team::ALL, &mut d);
             d
         };
         assert_eq!(unsure.pieces.len(), 2, "{:?}", unsure.pieces);
         // One red detected; the model is sure of two red and one blue.
-        refine_washers(&board, &[state(2, [0.0, 0.0, 0.99, 0.95, 0.95, 0.02])], &mut d);
+        refine_washers(&board, &[state(2, [0.0, 0.0, 0.99, 0.95, 0.95, 0.02])], &Team::ALL, &mut d);
         assert_eq!(d.pieces.len(), 3, "{:?}", d.pieces);
         let calls = crate::score::call_detections(&board, &d, crate::calls::FoulLine::Long, 0.0);
         assert!(calls.iter().all(|c| c.call == "in" && c.place == Some(2)), "{calls:?}");
@@ -526,7 +569,7 @@ mod tests {
         let board = Board::load("holeyboard").unwrap();
         let h = board.washer().unwrap().holes[2];
         let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm, h.y_mm, -76.0 + 3.2)], unexplained: vec![] };
-        refine_washers(&board, &[state(2, [0.0, 0.02, 0.0, 0.0, 0.03, 0.0])], &mut d);
+        refine_washers(&board, &[state(2, [0.0, 0.02, 0.0, 0.0, 0.03, 0.0])], &Team::ALL, &mut d);
         assert_eq!(d.pieces.len(), 1);
         assert!(d.pieces[0].doubt.as_deref().unwrap_or_default().contains("no blue washer"), "{:?}", d.pieces[0].doubt);
     }
@@ -625,7 +668,7 @@ mod tests {
         let board = Board::load("shuffleboard-22ft").unwrap();
         let mut d = Detections { pieces: vec![washer(Team::Red, 0.0, 100.0, 3.2)], unexplained: vec![] };
         let before = d.clone();
-        refine_washers(&board, &[state(0, [1.0; 6])], &mut d);
+        refine_washers(&board, &[state(0, [1.0; 6])], &Team::ALL, &mut d);
         assert_eq!(d, before);
     }
 }

@@ -372,7 +372,8 @@ impl Session {
         if let Some(model) = &mut self.model {
             let (board, det) = (&self.board, &self.detector);
             let states = model.classify(view, &self.camera, &self.pose, board)?;
-            crate::model::refine_washers(board, &states, &mut detections);
+            let known = crate::model::trained_teams(det.teams().0);
+            crate::model::refine_washers(board, &states, &known, &mut detections);
             place_leaners(det, view, board, &mut detections);
             drop_floor_washers_leaners_explain(det, view, board, &mut detections);
             place_cup_washers(det, view, board, &mut detections);

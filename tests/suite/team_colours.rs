@@ -356,3 +356,31 @@ fn a_washer_down_a_cup_of_a_board_painted_its_teams_colour_is_read() {
     let report = score_scene(&scene, DetectorConfig::default());
     every_piece_in_view_read(&scene, &report);
 }
+
+/// Yellow: sRGB (0.91, 0.81, 0.22) paint, hue ~51, close to the wood's (~30) but apart; these are its linear values.
+const YELLOW: [f64; 3] = [0.80, 0.62, 0.04];
+/// A violet: sRGB (0.58, 0.27, 0.77), hue ~277, outside the standard blue's window; its linear values.
+const VIOLET_WASHERS: [f64; 3] = [0.30, 0.06, 0.55];
+
+/// Washers of paint the hole model never saw (it was trained on red and blue) are read by geometry alone: a YOCU
+/// 4-hole scene with a washer flat in a cup, one leaning on a rim and two on the board, re-rendered yellow and
+/// violet and scored with those hues given, the model on (the default). Before the model's outputs were kept to the
+/// teams it knows, its outputs for the yellow team put the frame in review for washers the geometry had read right.
+#[test]
+fn washers_of_paint_the_hole_model_never_saw_are_read_by_geometry_alone() {
+    let dir = root().join("fixtures/scenes/47-yocu-4-leaner");
+    let mut ls = Scene::load(&dir.join("scene.json")).unwrap();
+    (ls.scene.appearance.red_colour, ls.scene.appearance.blue_colour) = (YELLOW, VIOLET_WASHERS);
+    let img = boardcall::render::render(&ls, 2);
+    let scratch = common::scratch("team_colours", "yellow-violet-washers");
+    let path = scratch.join("image.png");
+    img.save(&path).unwrap();
+    let scene = (Frame::load(&path).unwrap(), Fixture::load(&dir).unwrap());
+    let bytes = scene.0.image().data_bytes().unwrap();
+    let view = ColourView::new(scene.0.width() as usize, scene.0.height() as usize, bytes).unwrap();
+    let teams = ["red=H51", "blue=H277"].map(|s| s.parse::<TeamSpec>().unwrap().resolve(&view).unwrap()).to_vec();
+    assert!(boardcall::model::trained_teams(&teams).is_empty(), "yellow and violet are paint the model never saw");
+    let report = score_scene(&scene, DetectorConfig { teams, teams_source: TeamsSource::Given, ..Default::default() });
+    every_piece_read_in(&scene, &report);
+    assert!(!report.needs_review, "{:?}", report.review_reasons);
+}
