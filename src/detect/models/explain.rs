@@ -35,8 +35,11 @@ impl Explained {
 
 /// How well `reading` (the team's pieces as solids) explains the colour of `class` seen over hole `hole` and a
 /// washer's width round it: every sample's line of sight, from the camera to where it ends (the surface, or down the
-/// opening the cup's floor or far wall), meets a piece of the reading or not. `None` where the hole is out of view.
-pub(super) fn colour_explained(cx: &Ctx, w: &WasherBoard, hole: usize, class: ColourClass, reading: &[PieceSolid]) -> Option<Explained> {
+/// opening the cup's floor or far wall), meets a piece of the reading or not. A sample whose line of sight meets one
+/// of the other pieces found (`others`: another team's) before the reading's shows that piece: it says nothing of
+/// the reading. (Lines of sight fall steeply from an overhead camera, so of two pieces on one the higher is met
+/// first.) `None` where the hole is out of view.
+pub(super) fn colour_explained(cx: &Ctx, w: &WasherBoard, hole: usize, class: ColourClass, reading: &[PieceSolid], others: &[PieceSolid]) -> Option<Explained> {
     let h = w.holes[hole];
     let eye = cx.geo.pose.centre();
     let reach = h.radius() + w.washer_outer_diameter_mm / 2.0;
@@ -53,7 +56,12 @@ pub(super) fn colour_explained(cx: &Ctx, w: &WasherBoard, hole: usize, class: Co
             seen += 1;
             let coloured = class.contains(bgr_to_hsv(bgr));
             let end = sight_end(eye, q, h.centre(), h.radius(), w.cup_depth_mm);
-            let covered = reading.iter().any(|p| p.meets(eye, end));
+            let highest = |pieces: &[PieceSolid]| pieces.iter().filter(|p| p.meets(eye, end)).map(|p| p.centre.z_mm).fold(f64::NEG_INFINITY, f64::max);
+            let (ours, theirs) = (highest(reading), highest(others));
+            if theirs > ours {
+                continue;
+            }
+            let covered = ours > f64::NEG_INFINITY;
             match (coloured, covered) {
                 (true, true) => e.coloured += 1,
                 (true, false) => (e.coloured, e.unexplained) = (e.coloured + 1, e.unexplained + 1),

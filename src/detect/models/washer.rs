@@ -294,8 +294,10 @@ impl WasherModel {
     /// Washers whose outline fitted flat on a cup's floor: a leaner's top seen past the rim can fit so too (its
     /// low edge down in the cup, its outline's size between the two heights'). Where a leaning pose is measured in
     /// the hole, the two readings are put to the image: each says which lines of sight round the hole end on the
-    /// team's colour (with the team's other pieces found), and the one that explains the colour seen clearly better
-    /// is kept; where neither does, the flat reading stands, in doubt.
+    /// team's colour (with the team's other pieces found; another team's pieces hide what lies under them), and the
+    /// one that explains the colour seen clearly better is kept; where neither does, the flat reading stands, in
+    /// doubt. Washers placed by the paint on a cup's floor (no outline) are left to the stack's reading: tried, a
+    /// lower washer of a stack, half under another team's, was re-read as a leaner beside itself (external y9_00).
     fn flat_or_leaning_in_cups(&self, cx: &Ctx, out: &mut Detections) {
         let floor_top = self.floor_top();
         for i in 0..out.pieces.len() {
@@ -303,10 +305,13 @@ impl WasherModel {
             let flat_on_floor = d.measured_by == MeasuredBy::Outline && d.tilt_deg.abs() <= 1.0 && (d.top_z_mm - floor_top).abs() < FLAT_HEIGHT_SLACK_MM;
             let Some(hole) = self.w.hole_enclosing(d.footprint.centre).filter(|_| flat_on_floor && d.team.is_some()) else { continue };
             let Some(class) = cx.colour(cx.class_of(d.team)) else { continue };
-            let others: Vec<PieceSolid> = out.pieces.iter().enumerate().filter(|(j, p)| *j != i && p.team == d.team).map(|(_, p)| cx.occluder(p)).collect();
+            let solids = |team: bool| -> Vec<PieceSolid> {
+                out.pieces.iter().enumerate().filter(|(j, p)| *j != i && (p.team == d.team) == team).map(|(_, p)| cx.occluder(p)).collect()
+            };
+            let (mates, others) = (solids(true), solids(false));
             let error = |piece: &Detection| {
-                let reading: Vec<PieceSolid> = others.iter().cloned().chain(std::iter::once(cx.occluder(piece))).collect();
-                colour_explained(cx, &self.w, hole, class, &reading).and_then(|e| e.error())
+                let reading: Vec<PieceSolid> = mates.iter().cloned().chain(std::iter::once(cx.occluder(piece))).collect();
+                colour_explained(cx, &self.w, hole, class, &reading, &others).and_then(|e| e.error())
             };
             // Where the flat reading explains the colour as well as right readings do, no leaning one can be clearly
             // better: the leaning pose is not searched.
