@@ -296,14 +296,21 @@ impl WasherModel {
     /// the hole, the two readings are put to the image: each says which lines of sight round the hole end on the
     /// team's colour (with the team's other pieces found; another team's pieces hide what lies under them), and the
     /// one that explains the colour seen clearly better is kept; where neither does, the flat reading stands, in
-    /// doubt. Washers placed by the paint on a cup's floor (no outline) are left to the stack's reading: tried, a
-    /// lower washer of a stack, half under another team's, was re-read as a leaner beside itself (external y9_00).
+    /// doubt. A washer placed by the paint on a cup's floor (no outline) is compared only where no other team's
+    /// washer lies in its cup: under another's it is a stack's lower one, which the stack's reading places (compared
+    /// there, external y9_00's was re-read as a leaner beside itself).
     fn flat_or_leaning_in_cups(&self, cx: &Ctx, out: &mut Detections) {
         let floor_top = self.floor_top();
         for i in 0..out.pieces.len() {
             let d = &out.pieces[i];
-            let flat_on_floor = d.measured_by == MeasuredBy::Outline && d.tilt_deg.abs() <= 1.0 && (d.top_z_mm - floor_top).abs() < FLAT_HEIGHT_SLACK_MM;
+            let flat_on_floor = d.tilt_deg.abs() <= 1.0 && (d.top_z_mm - floor_top).abs() < FLAT_HEIGHT_SLACK_MM;
             let Some(hole) = self.w.hole_enclosing(d.footprint.centre).filter(|_| flat_on_floor && d.team.is_some()) else { continue };
+            // One placed by the paint on the floor (no outline) is compared only alone in its cup: under another team's
+            // washer it is a stack's lower one, which the stack's reading places.
+            let shares_cup = || out.pieces.iter().any(|p| p.team != d.team && self.w.hole_enclosing(p.footprint.centre) == Some(hole));
+            if !(d.measured_by == MeasuredBy::Outline || (d.measured_by == MeasuredBy::FloorColour && !shares_cup())) {
+                continue;
+            }
             let Some(class) = cx.colour(cx.class_of(d.team)) else { continue };
             let solids = |team: bool| -> Vec<PieceSolid> {
                 out.pieces.iter().enumerate().filter(|(j, p)| *j != i && (p.team == d.team) == team).map(|(_, p)| cx.occluder(p)).collect()
