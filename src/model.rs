@@ -337,10 +337,10 @@ pub fn refine_washers(board: &Board, states: &[HoleState], known: &[Team], detec
             // at the surface (a flat washer cannot rest there over a hole).
             let p_lean = s.leaner[t];
             // A leaner of the team the geometry measured at this hole (its leaning pose) is the one the model sees.
-            let measured_leaning = detections.pieces.iter().any(|d| {
-                is_team(d) && d.measured_by == MeasuredBy::LeaningPose && d.footprint.centre.distance(h.centre()) < h.radius() + LEANER_REACH_MM
-            });
-            if p_lean >= SEEN_P && !measured_leaning {
+            let measured_leaning = || {
+                detections.pieces.iter().any(|d| is_team(d) && d.measured_by == MeasuredBy::LeaningPose && d.footprint.centre.distance(h.centre()) < h.radius() + LEANER_REACH_MM)
+            };
+            if p_lean >= SEEN_P && !measured_leaning() {
                 let candidate = detections
                     .pieces
                     .iter()
@@ -413,10 +413,7 @@ pub fn trained_teams(teams: &[crate::detect::TeamColour]) -> Vec<Team> {
     teams
         .iter()
         .filter(|t| {
-            standard.iter().find(|s| s.team == t.team).is_some_and(|s| {
-                let dh = (t.colour.hue_deg - s.colour.hue_deg).rem_euclid(360.0);
-                dh.min(360.0 - dh) <= s.colour.hue_tolerance_deg
-            })
+            standard.iter().find(|s| s.team == t.team).is_some_and(|s| crate::detect::hue_distance(t.colour.hue_deg, s.colour.hue_deg) <= s.colour.hue_tolerance_deg)
         })
         .map(|t| t.team)
         .collect()

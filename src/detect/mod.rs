@@ -27,7 +27,7 @@ mod verify;
 pub use colour::{bgr_to_hsv, ColourClass, PaleClass, TeamColour, BLUE, DISC, RED};
 pub use models::{LeanerFit, WeightCap, AREA_MISMATCH_FRACTION, CAP_RING_MIN_MM, LEANER_POSE_SIGMA_MM, MAX_CAP_RECESS_MM, MIN_PIECE_AREA_FRACTION};
 pub use proposals::{MIN_BLOB_WIDTH_FRACTION, THIN_RUN_MM};
-pub use teams::{check_teams, standard_teams, PiecesFile, TeamSpec, TeamsSource, PIECES_FORMAT};
+pub use teams::{check_teams, hue_distance, standard_teams, PiecesFile, TeamSpec, TeamsSource, PIECES_FORMAT};
 pub use verify::{MAX_FIT_RMS_PX, MAX_RADIUS_ERROR_MM, MIN_FILL_FRACTION, RIM_CLEARANCE_MM};
 
 use crate::board::Board;

@@ -551,7 +551,7 @@ fn nearest(centres: &[f32], hue: f32) -> usize {
 }
 
 /// The distance between two hues round the circle (degrees, 0..180).
-pub(super) fn hue_distance(a: f32, b: f32) -> f32 {
+pub fn hue_distance(a: f32, b: f32) -> f32 {
     // Hues lie in 0..=360 (the grid's, the classes' and the means'): the
     // difference is within one turn and needs no `fmod` (every cell, every frame).
     let d = (a - b).abs();

@@ -38,14 +38,13 @@ impl Explained {
 /// opening the cup's floor or far wall), meets a piece of the reading or not. A sample whose line of sight meets one
 /// of the other pieces found (`others`: another team's) before the reading's shows that piece: it says nothing of
 /// the reading. (Lines of sight fall steeply from an overhead camera, so of two pieces on one the higher is met
-/// first.) `None` where the hole is out of view.
-pub(super) fn colour_explained(cx: &Ctx, w: &WasherBoard, hole: usize, class: ColourClass, reading: &[PieceSolid], others: &[PieceSolid]) -> Option<Explained> {
+/// first.) With the hole out of view nothing is seen: no colour, and no [`Explained::error`].
+pub(super) fn colour_explained(cx: &Ctx, w: &WasherBoard, hole: usize, class: ColourClass, reading: &[PieceSolid], others: &[PieceSolid]) -> Explained {
     let h = w.holes[hole];
     let eye = cx.geo.pose.centre();
     let reach = h.radius() + w.washer_outer_diameter_mm / 2.0;
     let n = (reach / SAMPLE_STEP_MM).ceil() as i32;
     let mut e = Explained { coloured: 0, unexplained: 0, overreach: 0 };
-    let mut seen = 0;
     for i in -n..=n {
         for j in -n..=n {
             let q = BoardPoint::new(h.x_mm + i as f64 * SAMPLE_STEP_MM, h.y_mm + j as f64 * SAMPLE_STEP_MM);
@@ -53,7 +52,6 @@ pub(super) fn colour_explained(cx: &Ctx, w: &WasherBoard, hole: usize, class: Co
                 continue;
             }
             let Some(bgr) = cx.geo.pose.project(&cx.geo.camera, q.at_height(0.0)).and_then(|px| cx.frame.sample(px)) else { continue };
-            seen += 1;
             let coloured = class.contains(bgr_to_hsv(bgr));
             let end = sight_end(eye, q, h.centre(), h.radius(), w.cup_depth_mm);
             let highest = |pieces: &[PieceSolid]| pieces.iter().filter(|p| p.meets(eye, end)).map(|p| p.centre.z_mm).fold(f64::NEG_INFINITY, f64::max);
@@ -70,7 +68,7 @@ pub(super) fn colour_explained(cx: &Ctx, w: &WasherBoard, hole: usize, class: Co
             }
         }
     }
-    (seen > 0).then_some(e)
+    e
 }
 
 /// Where the camera's line of sight through the surface point `q` ends: at `q` on the wood, or, through the opening

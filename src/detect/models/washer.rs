@@ -308,7 +308,12 @@ impl WasherModel {
             // One placed by the paint on the floor (no outline) is compared only alone in its cup: under another team's
             // washer it is a stack's lower one, which the stack's reading places.
             let shares_cup = || out.pieces.iter().any(|p| p.team != d.team && self.w.hole_enclosing(p.footprint.centre) == Some(hole));
-            if !(d.measured_by == MeasuredBy::Outline || (d.measured_by == MeasuredBy::FloorColour && !shares_cup())) {
+            let compared = match d.measured_by {
+                MeasuredBy::Outline => true,
+                MeasuredBy::FloorColour => !shares_cup(),
+                _ => false,
+            };
+            if !compared {
                 continue;
             }
             let Some(class) = cx.colour(cx.class_of(d.team)) else { continue };
@@ -318,7 +323,7 @@ impl WasherModel {
             let (mates, others) = (solids(true), solids(false));
             let error = |piece: &Detection| {
                 let reading: Vec<PieceSolid> = mates.iter().cloned().chain(std::iter::once(cx.occluder(piece))).collect();
-                colour_explained(cx, &self.w, hole, class, &reading, &others).and_then(|e| e.error())
+                colour_explained(cx, &self.w, hole, class, &reading, &others).error()
             };
             // Where the flat reading explains the colour as well as right readings do, no leaning one can be clearly
             // better: the leaning pose is not searched.
