@@ -46,6 +46,9 @@ const MEAN_PROFILE_REACH_PX: f64 = 3.0;
 /// ([`EDGE_MIN_GRADIENT`]), several times what sensor noise and texture leave in
 /// a mean over an edge's samples (well under one level).
 const MEAN_EDGE_MIN_GRADIENT: f32 = 0.5 * EDGE_MIN_GRADIENT;
+/// The mean profile's reads each side of its middle, and in all.
+const MEAN_PROFILE_K: usize = (MEAN_PROFILE_REACH_PX / SEARCH_STEP_PX) as usize;
+const MEAN_PROFILE_LEN: usize = 2 * MEAN_PROFILE_K + 1;
 
 /// The longest edge search, in samples each side ([`SEARCH_SCHEDULE_PX`]'s
 /// widest range at [`SEARCH_STEP_PX`], plus the peak test's neighbour).
@@ -120,20 +123,18 @@ impl Gradients {
         Some(sum)
     }
 
-    /// Whether `samples` (of one straight edge), their gradient profiles across
-    /// the edge averaged, show one edge within [`INLIER_PX`] of the model: the
-    /// strongest of the mean profile within [`MEAN_PROFILE_REACH_PX`], at least
-    /// [`MEAN_EDGE_MIN_GRADIENT`]. An edge too faint to show sample by sample (a
-    /// pale board's end on a pale floor) shows so, where the texture either side
-    /// averages out.
-    pub(super) fn shows_on_average<'a>(&self, samples: impl Iterator<Item = &'a Sample>) -> bool {
-        const K: usize = (MEAN_PROFILE_REACH_PX / SEARCH_STEP_PX) as usize;
-        let mut sum = [0.0f32; 2 * K + 1];
+    /// The gradient profile across the edge of `samples` (of one straight edge), averaged: read every
+    /// [`SEARCH_STEP_PX`] from `-MEAN_PROFILE_REACH_PX` to `+MEAN_PROFILE_REACH_PX` along each sample's normal about
+    /// the point `shift` px along it from the sample (0: the edge itself), over the samples whose whole stretch is in
+    /// the image. `None` where none is.
+    fn mean_profile<'a>(&self, samples: impl Iterator<Item = &'a Sample>, shift: impl Fn(&Sample) -> f64) -> Option<[f32; MEAN_PROFILE_LEN]> {
+        let mut sum = [0.0f32; MEAN_PROFILE_LEN];
         let mut count = 0usize;
         for s in samples {
-            let mut profile = [0.0f32; 2 * K + 1];
+            let mut profile = [0.0f32; MEAN_PROFILE_LEN];
+            let at = shift(s);
             let read = profile.iter_mut().enumerate().all(|(i, v)| {
-                let o = (i as f64 - K as f64) * SEARCH_STEP_PX;
+                let o = at + (i as f64 - MEAN_PROFILE_K as f64) * SEARCH_STEP_PX;
                 self.along([s.p[0] + o * s.n[0], s.p[1] + o * s.n[1]], s.n).map(|g| *v = g).is_some()
             });
             if read {
@@ -141,11 +142,40 @@ impl Gradients {
                 count += 1;
             }
         }
-        if count == 0 {
+        (count > 0).then(|| sum.map(|v| v / count as f32))
+    }
+
+    /// Whether `samples` (of one straight edge), their gradient profiles across
+    /// the edge averaged, show one edge within [`INLIER_PX`] of the model: the
+    /// strongest of the mean profile within [`MEAN_PROFILE_REACH_PX`], at least
+    /// [`MEAN_EDGE_MIN_GRADIENT`]. An edge too faint to show sample by sample (a
+    /// pale board's end on a pale floor) shows so, where the texture either side
+    /// averages out.
+    pub(super) fn shows_on_average<'a>(&self, samples: impl Iterator<Item = &'a Sample>) -> bool {
+        let Some(mean) = self.mean_profile(samples, |_| 0.0) else { return false };
+        let (at, peak) = mean.iter().enumerate().map(|(i, v)| (i, v.abs())).fold((0, 0.0f32), |best, x| if x.1 > best.1 { x } else { best });
+        peak >= MEAN_EDGE_MIN_GRADIENT && ((at as f64 - MEAN_PROFILE_K as f64) * SEARCH_STEP_PX).abs() <= INLIER_PX
+    }
+
+    /// Whether the samples of one edge of a painted line imaged narrower than [`THIN_LINE_PX`] show the line on
+    /// average: a thin line is one crease in the image, not two steps (its flanks' gradients overlap), so its mean
+    /// profile about the line's middle (half [`Sample::line_px`] from the edge) must hold two flanks of opposite
+    /// sign, one each side, each at least [`MEAN_EDGE_MIN_GRADIENT`], with the sign change between them within
+    /// [`INLIER_PX`] of the middle. A line too faint to show sample by sample (a whole table at several mm a pixel,
+    /// the line a pixel wide and of a few levels' contrast) shows so; wood grain runs along a board, across its lines.
+    pub(super) fn thin_line_shows_on_average<'a>(&self, samples: impl Iterator<Item = &'a Sample>) -> bool {
+        let Some(mean) = self.mean_profile(samples, |s| 0.5 * s.line_px) else { return false };
+        let k = MEAN_PROFILE_K;
+        let strongest = |range: std::ops::Range<usize>| range.map(|i| (i, mean[i])).fold((k, 0.0f32), |best, x| if x.1.abs() > best.1.abs() { x } else { best });
+        let ((i, a), (j, b)) = (strongest(0..k + 1), strongest(k..MEAN_PROFILE_LEN));
+        if a.abs() < MEAN_EDGE_MIN_GRADIENT || b.abs() < MEAN_EDGE_MIN_GRADIENT || a.signum() == b.signum() || i >= j {
             return false;
         }
-        let (at, peak) = sum.iter().enumerate().map(|(i, v)| (i, v.abs() / count as f32)).fold((0, 0.0f32), |best, x| if x.1 > best.1 { x } else { best });
-        peak >= MEAN_EDGE_MIN_GRADIENT && ((at as f64 - K as f64) * SEARCH_STEP_PX).abs() <= INLIER_PX
+        // The sign change between the flanks, interpolated between the two reads it lies between.
+        (i..j).find(|&m| mean[m].signum() != mean[m + 1].signum() || mean[m + 1] == 0.0).is_some_and(|m| {
+            let at = m as f64 + (mean[m] / (mean[m] - mean[m + 1])) as f64;
+            ((at - k as f64) * SEARCH_STEP_PX).abs() <= INLIER_PX
+        })
     }
 
     /// Where the edge found at `off` (signed strength `g`) lies if it is one flank
@@ -518,6 +548,26 @@ mod tests {
         let flat = across_x(|_| 150.0);
         assert!(!flat.shows_on_average(samples_along_x(x0, 50).iter()));
         assert!(!grad.shows_on_average(std::iter::empty()));
+    }
+
+    /// A dark line 1.1 px wide and 6 levels deep, blurred (a whole table's trey line at 5 mm a pixel): each
+    /// flank is under the single-sample threshold, and the mean profile about the line's middle shows the crease
+    /// from either edge's samples. Read 2 px off its middle, a plain step, or nothing, it does not.
+    #[test]
+    fn a_faint_thin_line_shows_on_average_as_one_crease() {
+        let (x0, width) = (30.3, 1.1);
+        let line = |x: f64| 150.0 - 6.0 * (-(x - x0).powi(2) / (2.0 * 1.0f64.powi(2))).exp();
+        let grad = across_x(line);
+        assert!(grad.search([x0, 4.0], [1.0, 0.0], 3.0, 0.0).is_none(), "too faint for one sample");
+        let edge = |x: f64, line_px: f64| samples_along_x(x, 50).into_iter().map(|s| Sample { line_px, ..s }).collect::<Vec<_>>();
+        // The near edge (the line's other edge +width along n) and the far one (-width).
+        assert!(grad.thin_line_shows_on_average(edge(x0 - 0.5 * width, width).iter()));
+        assert!(grad.thin_line_shows_on_average(edge(x0 + 0.5 * width, -width).iter()));
+        assert!(!grad.thin_line_shows_on_average(edge(x0 + 2.0, width).iter()), "2 px off the line");
+        let step = across_x(|x| 150.0 + 12.0 / (1.0 + (-(x - x0) / 1.0).exp()));
+        assert!(!step.thin_line_shows_on_average(edge(x0 - 0.5 * width, width).iter()), "a step is no line");
+        assert!(!across_x(|_| 150.0).thin_line_shows_on_average(edge(x0, width).iter()));
+        assert!(!grad.thin_line_shows_on_average(std::iter::empty()));
     }
 
     /// A bevel's highlight just inside an outline: its inner flank is the nearest

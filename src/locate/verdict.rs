@@ -146,6 +146,13 @@ impl Locator {
         hits >= needed
     }
 
+    /// Whether `samples`, of one edge of a painted line, are of a line imaged thinner than [`THIN_LINE_PX`] (on
+    /// average) that shows as one crease in their mean profile ([`Gradients::thin_line_shows_on_average`]).
+    fn thin_line_shows<'a>(&self, samples: impl Iterator<Item = &'a Sample> + Clone) -> bool {
+        let (n, width) = samples.clone().fold((0usize, 0.0), |(n, w), s| (n + 1, w + s.line_px.abs()));
+        n > 0 && width / (n as f64) < THIN_LINE_PX && self.grad.thin_line_shows_on_average(samples)
+    }
+
     /// Share of the surface's long sides in view where the surface is what lies
     /// just inside the edge. The rules fix the surface and where it ends; around it
     /// each maker builds differently (gutters, rails, walls), and those outlines run
@@ -416,23 +423,31 @@ impl Locator {
         // A foot of an upright face (a partition's, the gate bar's) may lie in its
         // face's own shadow, dark on dark: it counts in the coverage, and is not
         // one of the features that must each confirm.
-        let ids: Vec<(&ModelEdge, &(usize, usize))> = self
+        let ids: Vec<(usize, &ModelEdge, &(usize, usize))> = self
             .model
             .edges
             .iter()
             .zip(&per_id)
-            .filter(|(e, p)| e.identifying && (e.fixed || (p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)))
+            .enumerate()
+            .filter(|(_, (e, p))| e.identifying && (e.fixed || (p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)))
+            .map(|(i, (e, p))| (i, e, p))
             .collect();
-        let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
+        let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), (_, _, p)| (s + p.0, i + p.1));
         // The rules-fixed ones alone (lines, holes, the partitions' and gate bar's feet):
         // a foot may lie in its face's shadow, one by one, but a reading whose feet
         // nearly all fail is confirmed only by tops of free height, which a pose
         // shifted along the board with the heights changed matches as well (own
         // scene 22: 14 % of its feet's samples; right readings on the fixtures >= 28 %).
         const MIN_FIXED_IDENTIFYING_SHARE: f64 = 0.25;
-        let (fixed_id_samples, fixed_id_inliers) = ids.iter().filter(|(e, _)| e.fixed).fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
-        let long: Vec<_> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).map(|(_, p)| p).collect();
-        let confirmed = long.iter().filter(|p| p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64).count();
+        let (fixed_id_samples, fixed_id_inliers) = ids.iter().filter(|(_, e, _)| e.fixed).fold((0usize, 0usize), |(s, i), (_, _, p)| (s + p.0, i + p.1));
+        // An edge seen at length confirms where most of its samples find it; a painted line imaged thinner than
+        // the blur's reach, one faint crease, also where its samples' mean shows it
+        // ([`Gradients::thin_line_shows_on_average`]: a whole table at several mm a pixel).
+        let is_confirmed = |i: usize, e: &ModelEdge, p: &(usize, usize)| {
+            p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64 || (e.line_across_mm.is_some() && self.thin_line_shows(samples.iter().filter(|s| s.edge == i)))
+        };
+        let long: Vec<_> = ids.iter().filter(|(_, e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).collect();
+        let confirmed = long.iter().filter(|(i, e, p)| is_confirmed(*i, e, p)).count();
         // The surface's own outline is the strongest feature in view: each side or
         // end seen at length must show (a pose stretched along the board fits the
         // sides and the lines near one end, never an end edge where there is none),
@@ -473,7 +488,7 @@ impl Locator {
                 MIN_FIXED_IDENTIFYING_SHARE * 100.0
             ))
         } else if (confirmed as f64) < MIN_CONFIRMED_SHARE * long.len() as f64 {
-            let missing: Vec<&str> = ids.iter().filter(|(e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot() && (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64).map(|(e, _)| e.name.as_str()).take(3).collect();
+            let missing: Vec<&str> = long.iter().filter(|(i, e, p)| !is_confirmed(*i, e, p)).map(|(_, e, _)| e.name.as_str()).take(3).collect();
             Some(format!("only {confirmed} of the {} lines, holes and gate-bar edges in view confirm (not: {})", long.len(), missing.join(", ")))
         } else if let Some((e, p)) = unshown_outline.filter(|_| !(identifying_sigma_mm <= self.cfg.max_position_sigma_mm)) {
             Some(format!("the {} shows no edge where the fit puts it ({} of {} samples) and the lines and holes alone do not pin the pose", e.name, p.1, p.0))
