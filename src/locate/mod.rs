@@ -514,8 +514,9 @@ impl Locator {
 
     /// The stage's output for an accepted refinement.
     fn board_pose(&self, cam: &Camera, best: Refined) -> BoardPose {
-        // The features' own disagreement, where a weak one may bend the pose: the larger of the two is reported.
-        let spread_mm = self.weak_feature_spread_mm(cam, &best);
+        // A weak feature read on texture beside its edge is left out where the rest agree better without it; the
+        // features' own disagreement, where a weak one may bend the pose: the larger of it and the edges' is reported.
+        let (best, spread_mm) = self.unbent(cam, best);
         BoardPose {
             board: self.board_name.clone(),
             pose: best.pose,
