@@ -243,9 +243,12 @@ fn locate_varied(name: &str) -> (locate::BoardPose, Errors) {
 /// - 05: a whole 22 ft table at 5 mm a pixel, its painted lines 1.2 px wide: read at their middle (the two edges'
 ///   gradients overlap). Without the ends' surface check a mirrored reading (the far end's stretch read from the
 ///   other side, the rest of the board taken to lie out of view) passed, 7085 px off.
+/// - 18: a sjoelbak's end view whose -x side, a wall's foot, is confirmed on under half its length and bends the
+///   pose 2.3 px off; without it the rest of the board confirms on 88 % of its samples instead of 79 %, and that
+///   re-fit is the pose (`Locator::unbent`).
 #[test]
 fn varied_views_once_refused_or_misread_are_located_within_the_bar() {
-    for name in ["03-shuffleboard-22ft-plain-end-brown", "05-shuffleboard-22ft-line_edge-whole-brown"] {
+    for name in ["03-shuffleboard-22ft-plain-end-brown", "05-shuffleboard-22ft-line_edge-whole-brown", "18-sjoelbak-on_partition-end-brown"] {
         let (found, e) = locate_varied(name);
         // Whole views are a few mm a pixel: the pixel bar, and the millimetre error within the reported sigma's cover.
         assert!(e.px <= MAX_REPROJECTION_PX, "{name}: {:.3} px off at {}", e.px, e.worst);
