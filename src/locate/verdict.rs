@@ -446,8 +446,9 @@ impl Locator {
         let is_confirmed = |i: usize, e: &ModelEdge, p: &(usize, usize)| {
             p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64 || (e.line_across_mm.is_some() && self.thin_line_shows(samples.iter().filter(|s| s.edge == i)))
         };
-        let long: Vec<_> = ids.iter().filter(|(_, e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).collect();
-        let confirmed = long.iter().filter(|(i, e, p)| is_confirmed(*i, e, p)).count();
+        // Each identifying edge seen at length, and whether it confirms (the mean profile read once per edge).
+        let long: Vec<(&ModelEdge, bool)> = ids.iter().filter(|(_, e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).map(|(i, e, p)| (*e, is_confirmed(*i, e, p))).collect();
+        let confirmed = long.iter().filter(|(_, c)| *c).count();
         // The surface's own outline is the strongest feature in view: each side or
         // end seen at length must show (a pose stretched along the board fits the
         // sides and the lines near one end, never an end edge where there is none),
@@ -488,7 +489,7 @@ impl Locator {
                 MIN_FIXED_IDENTIFYING_SHARE * 100.0
             ))
         } else if (confirmed as f64) < MIN_CONFIRMED_SHARE * long.len() as f64 {
-            let missing: Vec<&str> = long.iter().filter(|(i, e, p)| !is_confirmed(*i, e, p)).map(|(_, e, _)| e.name.as_str()).take(3).collect();
+            let missing: Vec<&str> = long.iter().filter(|(_, c)| !c).map(|(e, _)| e.name.as_str()).take(3).collect();
             Some(format!("only {confirmed} of the {} lines, holes and gate-bar edges in view confirm (not: {})", long.len(), missing.join(", ")))
         } else if let Some((e, p)) = unshown_outline.filter(|_| !(identifying_sigma_mm <= self.cfg.max_position_sigma_mm)) {
             Some(format!("the {} shows no edge where the fit puts it ({} of {} samples) and the lines and holes alone do not pin the pose", e.name, p.1, p.0))
