@@ -30,7 +30,7 @@ const WEAK_FEATURE_MIN_SAMPLES: usize = 20;
 /// off the rest (external y4_00: a far end read on a floor grain line 4-5 px out, the rest confirmed on 73 % of
 /// their samples with it, 80 % without), while leaving out a feature that is right moves the rest's share by about
 /// a point or less either way (y4_00's holes: 0.6 points at most; external sj_01's ends: 1).
-const BENDING_GAIN: f64 = 0.03;
+pub(super) const BENDING_GAIN: f64 = 0.03;
 
 impl Locator {
     /// The weakly confirmed ([`WEAK_FEATURE_SHARE`]) or rough ([`ROUGH_FEATURE_RMS_PX`]) rules-fixed features of
@@ -64,16 +64,11 @@ impl Locator {
             return (best, 0.0);
         }
         let refits = self.refits_without(cam, &best, &weak);
-        // The share of the rules-fixed features' samples other than `name` that confirm `r`.
-        let rest_share = |r: &Refined, name: &str| {
-            let (s, i) = r.features.iter().filter(|f| f.fixed && f.feature != name).fold((0usize, 0usize), |(s, i), f| (s + f.samples, i + f.inliers));
-            i as f64 / s.max(1) as f64
-        };
         let verdicts = self.in_parallel(&refits, |me, samples, fit| fit.clone().and_then(|f| me.verdict(samples, cam, f)));
         let chosen = weak
             .iter()
             .zip(verdicts)
-            .filter_map(|(name, v)| v.map(|v| (rest_share(&v, name) - rest_share(&best, name), v)))
+            .filter_map(|(name, v)| v.map(|v| (v.fixed_share(Some(name)) - best.fixed_share(Some(name)), v)))
             .filter(|(gain, v)| *gain >= BENDING_GAIN && self.check(v).is_ok())
             .max_by(|a, b| a.0.total_cmp(&b.0));
         match chosen {
