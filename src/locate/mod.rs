@@ -430,19 +430,6 @@ struct Refined {
     evidence: Vec<[f64; 2]>,
 }
 
-impl Refined {
-    /// The share of the rules-fixed features' samples that confirm this fit, the feature named `left_out` (if
-    /// any) not counted.
-    fn fixed_share(&self, left_out: Option<&str>) -> f64 {
-        let (samples, inliers) = self
-            .features
-            .iter()
-            .filter(|f| f.fixed && Some(f.feature.as_str()) != left_out)
-            .fold((0usize, 0usize), |(s, i), f| (s + f.samples, i + f.inliers));
-        inliers as f64 / samples.max(1) as f64
-    }
-}
-
 /// Finds the board in undistorted images. Owns its image scratch buffers.
 pub struct Locator {
     board_name: String,

@@ -34,6 +34,19 @@ const INTERIOR_MM: f64 = 60.0;
 /// this share of the surface's width is a line across it.
 const PHANTOM_ROW_FRACTION: f64 = 0.6;
 
+impl Refined {
+    /// The share of the rules-fixed features' samples that confirm this fit, the feature named `left_out` (if
+    /// any) not counted.
+    pub(super) fn fixed_share(&self, left_out: Option<&str>) -> f64 {
+        let (samples, inliers) = self
+            .features
+            .iter()
+            .filter(|f| f.fixed && Some(f.feature.as_str()) != left_out)
+            .fold((0usize, 0usize), |(s, i), f| (s + f.samples, i + f.inliers));
+        inliers as f64 / samples.max(1) as f64
+    }
+}
+
 impl Locator {
     /// The first `y` in the model's clear spans where the image shows a straight
     /// edge right across the visible surface.
