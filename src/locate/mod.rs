@@ -280,7 +280,8 @@ const DIFFERENT_POSE_PX: f64 = 10.0;
 /// failed a check, and those that passed reached at most 0.62 of the chosen
 /// reading's whole-model score. Every located pose is the same with and without
 /// the test; the sjoelbak's `locate` does a sixth less work. Raised from half to
-/// 0.7 (thirty-seventh session): of the 143 starts of a batch refined after a lead
+/// 0.7 (thirty-seventh session; counted with a temporary print in
+/// `finish_leading_first`, not kept): of the 143 starts of a batch refined after a lead
 /// had passed (own, varied and external sets) and imaging another reading, the 99
 /// matching 0.5-0.7 of the lead's edges reached at most 0.71 of its whole-model
 /// score where they passed every check (5 did), short of the 0.85 a rival needs;

@@ -129,8 +129,8 @@ impl Locator {
     /// Fits that image the board within [`SAME_POSE_PX`] of each other are one
     /// reading, its construction fitted from different starts: the fit whose
     /// construction explains the most of the board as built stands for it (the
-    /// pose reported is its fit that best confirms the rules-fixed features:
-    /// [`Locator::rules_fixed_fit`]). The
+    /// pose reported is another of its fits only where that one confirms the
+    /// rules-fixed features clearly better: [`Locator::rules_fixed_fit`]). The
     /// readings are ranked by the same measure (the whole model, the construction
     /// at its fitted size): the score over the rules-fixed features alone is
     /// matched as well by a pose shifted along the board with its heights changed

@@ -29,7 +29,8 @@ const WEAK_FEATURE_MIN_SAMPLES: usize = 20;
 /// samples that confirm by at least this (3 percentage points): read on texture beside its edge it pulls the pose
 /// off the rest (external y4_00: a far end read on a floor grain line 4-5 px out, the rest confirmed on 73 % of
 /// their samples with it, 80 % without), while leaving out a feature that is right moves the rest's share by about
-/// a point or less either way (y4_00's holes: 0.6 points at most; external sj_01's ends: 1).
+/// a point or less either way (y4_00's holes: 0.6 points at most; external sj_01's ends: 1). The same gain decides
+/// between two fits of one reading ([`Locator::rules_fixed_fit`]).
 pub(super) const BENDING_GAIN: f64 = 0.03;
 
 impl Locator {
