@@ -413,6 +413,27 @@ pub(crate) mod tests {
         assert!(matches!(e, MeasureError::TooFewEdges { found: 0, .. }), "{e}");
     }
 
+    /// A fit asked for where the lens model maps the board out of all proportion reads no edge and says so, instead
+    /// of allocating a probe longer than the frame. Here the place lies 300 times further off the axis than in
+    /// front of the lens, where the Brown polynomial gives about 10^12 px a mm (a stack's refit on a varied fixture
+    /// asked for a 4 TB probe there and aborted the process).
+    #[test]
+    fn a_probe_longer_than_the_frame_reads_nothing() {
+        let cam = test_camera();
+        let pose = oblique_pose();
+        let img = vec![120u8; 1280 * 960 * 3];
+        let view = ColourView::new(1280, 960, &img).unwrap();
+        // The board point whose camera coordinates are (300, 0, 1) mm.
+        let (eye, d) = (pose.centre(), pose.ray_from_normalised(300.0, 0.0));
+        let along = 300.0f64.hypot(1.0);
+        let at = BoardPoint3::new(eye.x_mm + along * d[0], eye.y_mm + along * d[1], eye.z_mm + along * d[2]);
+        let scale = px_per_mm(&cam, &pose, at).unwrap();
+        assert!(scale > 1e9, "{scale} px/mm");
+        let start = Footprint::new(BoardPoint::new(at.x_mm, at.y_mm), 29.37);
+        let e = fit_circle(&view, &cam, &pose, start, at.z_mm, false, &FitConfig::default()).unwrap_err();
+        assert!(matches!(e, MeasureError::TooFewEdges { found: 0, .. }), "{e}");
+    }
+
     #[test]
     fn an_arc_fixes_its_centre_worse_along_its_chord() {
         let c = BoardPoint::new(3.0, -2.0);

@@ -27,7 +27,15 @@ pub(super) fn probe_edges(
     let scale = px_per_mm(camera, pose, centre.at_height(height)).unwrap_or(1.0).max(1e-3);
     let step_mm = cfg.step_px / scale;
     let (r0, r1) = ((radius - cfg.band_mm).max(radius * 0.2), radius + cfg.band_mm);
-    let n = ((r1 - r0) / step_mm).ceil().max(4.0) as usize;
+    let samples = ((r1 - r0) / step_mm).ceil().max(4.0);
+    // A probe longer than the frame's diagonal cannot lie in the frame: the lens model maps that place of the board
+    // out of all proportion (far outside the view, where a distortion polynomial explodes). No edge is read there,
+    // and no such probe is allocated.
+    let diagonal_px = (image.width() as f64).hypot(image.height() as f64);
+    if !(samples * cfg.step_px <= diagonal_px) {
+        return (Vec::new(), 0, 1.0 / scale);
+    }
+    let n = samples as usize;
     let visibility_stride = (n / VISIBILITY_CHECKS).max(1);
     let mut edges = Vec::with_capacity(cfg.probes);
     let mut seen = 0;
