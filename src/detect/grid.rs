@@ -8,6 +8,7 @@ use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
 use crate::measure::{BilinearTap, ColourView};
 use image::{GrayImage, Luma};
+use rayon::prelude::*;
 use imageproc::distance_transform::Norm;
 use imageproc::morphology::open;
 use imageproc::region_labelling::{connected_components, Connectivity};
@@ -104,18 +105,26 @@ impl Grid {
         }
         // Tile by tile: a grid row runs obliquely across the image rows, and
         // read row by row each cell's pixels lie on other cache lines than its
-        // neighbour's; a tile's cells share theirs.
-        let (cols, rows) = (self.cols as usize, self.rows as usize);
-        for r0 in (0..rows).step_by(GATHER_TILE) {
+        // neighbour's; a tile's cells share theirs. Each band of tiles is one
+        // task on rayon's pool (the bands write disjoint cells).
+        let cols = self.cols as usize;
+        if cols == 0 {
+            return;
+        }
+        let band = GATHER_TILE * cols;
+        h.par_chunks_mut(band).zip(s.par_chunks_mut(band)).zip(v.par_chunks_mut(band)).enumerate().for_each(|(b, ((h, s), v))| {
+            let first = b * band;
+            let rows = h.len() / cols;
             for c0 in (0..cols).step_by(GATHER_TILE) {
-                for r in r0..(r0 + GATHER_TILE).min(rows) {
-                    for i in r * cols + c0..r * cols + (c0 + GATHER_TILE).min(cols) {
-                        [h[i], s[i], v[i]] = frame.read(&self.taps[i]).unwrap_or([f32::NAN; 3]);
+                for r in 0..rows {
+                    for c in c0..(c0 + GATHER_TILE).min(cols) {
+                        let i = r * cols + c;
+                        [h[i], s[i], v[i]] = frame.read(&self.taps[first + i]).unwrap_or([f32::NAN; 3]);
                     }
                 }
             }
-        }
-        bgr_to_hsv_in_place(h, s, v);
+            bgr_to_hsv_in_place(h, s, v);
+        });
     }
 
     /// The cells whose centre lies within `radius_mm` of `centre` (`<=`), as (column, row), row by row.

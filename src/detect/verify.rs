@@ -364,7 +364,7 @@ impl<'a> Ctx<'a> {
 
     /// [`Ctx::outline_edges`] with the probes `cfg` describes (a ring of another width), on edges whose inside
     /// colour (BGR, as sampled) `inside` accepts.
-    pub fn outline_edges_with(&self, start: Footprint, z: f64, cfg: &FitConfig, inside: &dyn Fn([f32; 3]) -> bool) -> Vec<EdgePoint> {
+    pub fn outline_edges_with(&self, start: Footprint, z: f64, cfg: &FitConfig, inside: &(dyn Fn([f32; 3]) -> bool + Sync)) -> Vec<EdgePoint> {
         let visible = |p: BoardPoint3| self.sees(p);
         let g = self.geo;
         probe_outline(self.frame, &g.camera, &g.pose, start, z, cfg, &ProbeScope { visible: &visible, inside })

@@ -125,11 +125,11 @@ pub fn fit_circle(
 pub struct ProbeScope<'a> {
     /// Every point of a probe must satisfy this (the camera's line of sight to
     /// it is clear: a washer in a cup is partly hidden by the hole's rim).
-    pub visible: &'a dyn Fn(BoardPoint3) -> bool,
+    pub visible: &'a (dyn Fn(BoardPoint3) -> bool + Sync),
     /// The colour just inside an edge (BGR, as sampled) must satisfy this: the
     /// piece's own colour, so that where a piece of another team lies over it
     /// (two washers in one cup) the other's outline is not taken for its own.
-    pub inside: &'a dyn Fn([f32; 3]) -> bool,
+    pub inside: &'a (dyn Fn([f32; 3]) -> bool + Sync),
 }
 
 impl ProbeScope<'static> {

@@ -36,8 +36,30 @@ pub(super) fn probe_edges(
         return (Vec::new(), 0, 1.0 / scale);
     }
     let n = samples as usize;
+    let run = |ks: std::ops::Range<usize>| probe_run(image, camera, pose, centre.at_height(height), (r0, r1, n), scale, cfg, scope, ks);
+    // The probes are independent: each half of them is a task on rayon's pool.
+    let half = cfg.probes / 2;
+    let ((mut edges, seen), (rest, seen_rest)) = rayon::join(|| run(0..half), || run(half..cfg.probes));
+    edges.extend(rest);
+    (edges, seen + seen_rest, 1.0 / scale)
+}
+
+/// Probes `ks` of [`probe_edges`] (of `cfg.probes` evenly round `centre`, at its height, each from radius `r0` to
+/// `r1` in `n` steps): their edge points, in the probes' order, and how many of them were seen whole.
+#[allow(clippy::too_many_arguments)]
+fn probe_run(
+    image: &ColourView,
+    camera: &Camera,
+    pose: &CameraPose,
+    centre: BoardPoint3,
+    (r0, r1, n): (f64, f64, usize),
+    scale: f64,
+    cfg: &FitConfig,
+    scope: &ProbeScope,
+    ks: std::ops::Range<usize>,
+) -> (Vec<EdgePoint>, usize) {
     let visibility_stride = (n / VISIBILITY_CHECKS).max(1);
-    let mut edges = Vec::with_capacity(cfg.probes);
+    let mut edges = Vec::with_capacity(ks.len());
     let mut seen = 0;
     let mut profile: Vec<[f32; 3]> = Vec::with_capacity(n + 1);
     // Each probe point's colour is averaged over its track and its arc neighbours' (see below): `tracks`
@@ -46,7 +68,7 @@ pub(super) fn probe_edges(
     let tracks = 2 * half as usize + 1;
     let stride = ((PROJECT_EVERY_PX / cfg.step_px).floor() as usize).max(1);
     let mut pixels: Vec<Option<PixelPoint>> = vec![None; tracks * (n + 1)];
-    for k in 0..cfg.probes {
+    for k in ks {
         let theta = std::f64::consts::TAU * k as f64 / cfg.probes as f64;
         let (s, c) = theta.sin_cos();
         // Sample `i` of track `j`: the probe point at radius r, or (the colour across the probe, averaged along a
@@ -57,7 +79,7 @@ pub(super) fn probe_edges(
         let point = |i: usize, j: i32| {
             let r = radius_at(i);
             let (sj, cj) = if j == 0 { (s, c) } else { (theta + j as f64 * ARC_SAMPLE_SPACING_PX / scale / r).sin_cos() };
-            BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, height)
+            BoardPoint3::new(centre.x_mm + r * cj, centre.y_mm + r * sj, centre.z_mm)
         };
         for j in -half..=half {
             let track = &mut pixels[(j + half) as usize * (n + 1)..((j + half) as usize + 1) * (n + 1)];
@@ -111,7 +133,7 @@ pub(super) fn probe_edges(
             edges.push(EdgePoint { at: BoardPoint::new(centre.x_mm + r * c, centre.y_mm + r * s), contrast });
         }
     }
-    (edges, seen, 1.0 / scale)
+    (edges, seen)
 }
 
 /// The outline on a profile read outwards (samples `step_px` apart): the first strong change going outwards, unless

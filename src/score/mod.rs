@@ -407,14 +407,17 @@ impl Session {
         }
         // Teams on shuffleboards and washer boards are told apart by colour; sjoelen discs are not.
         let needs_colour = !matches!(self.board.layout, Layout::Sjoelbak(_));
-        let quality = crate::frame::quality::Quality::measure(frame)?;
+        let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
+        let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(DetectError::Measure)?;
+        // The frame's checks and the detection only read the frame: they run side by side, and a frame the checks
+        // find unreadable is refused whatever the detection made of it.
+        let (quality, detections) = rayon::join(|| crate::frame::quality::Quality::measure(frame), || self.detect(&view));
+        let quality = quality?;
         let problems = quality.problems(needs_colour);
         if !problems.is_empty() {
             return Err(ScoreError::Unreadable { reasons: problems });
         }
-        let bytes = frame.image().data_bytes().map_err(|source| crate::frame::FrameError::OpenCv { context: "frame bytes".into(), source })?;
-        let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(DetectError::Measure)?;
-        let mut detections = self.detect(&view)?;
+        let mut detections = detections?;
         let board = &self.board;
         let pieces = call_pieces(board, &mut detections, foul, pose.position_sigma_mm);
         let mut reasons = quality.doubts();
