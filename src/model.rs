@@ -11,12 +11,14 @@
 //! around the hole (per channel, median), which takes out the light's colour and
 //! level. `models/README.md` says how the model was trained and how well it does.
 
+mod patch;
 pub mod training;
 
+pub use patch::{hole_patch, PatchTaps};
+
 use crate::board::{Board, Layout, WasherBoard};
-use crate::camera::{Camera, CameraPose};
 use crate::detect::{Detection, Detections, MeasuredBy};
-use crate::geom::{BoardPoint, BoardPoint3, Footprint};
+use crate::geom::{BoardPoint, Footprint};
 use crate::measure::ColourView;
 use crate::piece::{PieceKind, Team};
 use serde::{Deserialize, Serialize};
@@ -133,79 +135,6 @@ fn team_index(team: Team) -> usize {
     }
 }
 
-/// The rectified patch of hole `hole`, as the model's input, centred `offset`
-/// from the hole's centre (zero at run time; training jitters it to cover pose
-/// error). `None` when too much of it is out of the frame.
-pub fn hole_patch(frame: &ColourView, camera: &Camera, pose: &CameraPose, w: &WasherBoard, hole: usize, offset: (f64, f64)) -> Option<Vec<f32>> {
-    let h = w.holes.get(hole)?;
-    let (cx, cy) = (h.x_mm + offset.0, h.y_mm + offset.1);
-    let span = PATCH_SPAN_DIAMETERS * h.diameter_mm;
-    let step = span / PATCH_SIDE as f64;
-    let levels = [0.0, -w.cup_depth_mm + w.washer_thickness_mm];
-    let (fw, fh) = (camera.image_width as f64, camera.image_height as f64);
-    let mut raw = vec![f32::NAN; PATCH_FEATURES];
-    let mut missing = 0usize;
-    for (l, &z) in levels.iter().enumerate() {
-        for row in 0..PATCH_SIDE {
-            for col in 0..PATCH_SIDE {
-                let mut acc = [0.0f32; 3];
-                let mut n = 0.0f32;
-                for sy in 0..SUBSAMPLES {
-                    for sx in 0..SUBSAMPLES {
-                        let x = cx - span / 2.0 + (col as f64 + (sx as f64 + 0.5) / SUBSAMPLES as f64) * step;
-                        let y = cy - span / 2.0 + (row as f64 + (sy as f64 + 0.5) / SUBSAMPLES as f64) * step;
-                        let px = pose
-                            .project(camera, BoardPoint3::new(x, y, z))
-                            .filter(|p| p.u >= 0.0 && p.v >= 0.0 && p.u <= fw - 1.0 && p.v <= fh - 1.0);
-                        if let Some(c) = px.and_then(|p| frame.sample(p)) {
-                            for k in 0..3 {
-                                acc[k] += c[k];
-                            }
-                            n += 1.0;
-                        }
-                    }
-                }
-                let i = ((l * PATCH_SIDE + row) * PATCH_SIDE + col) * PATCH_CHANNELS;
-                if n > 0.0 {
-                    for k in 0..3 {
-                        raw[i + k] = acc[k] / n;
-                    }
-                } else {
-                    missing += 1;
-                }
-            }
-        }
-    }
-    if missing as f64 > MAX_OUT_OF_FRAME_FRACTION * (PATCH_LEVELS * PATCH_SIDE * PATCH_SIDE) as f64 {
-        return None;
-    }
-    // The wood around the hole, per channel: the surface level's outer samples.
-    let mut reference = [0.0f32; 3];
-    for (k, r) in reference.iter_mut().enumerate() {
-        let mut ring: Vec<f32> = (0..PATCH_SIDE * PATCH_SIDE)
-            .filter(|i| {
-                let (row, col) = (i / PATCH_SIDE, i % PATCH_SIDE);
-                let dx = (col as f64 + 0.5) * step - span / 2.0;
-                let dy = (row as f64 + 0.5) * step - span / 2.0;
-                dx.hypot(dy) > REFERENCE_RING_DIAMETERS * h.diameter_mm
-            })
-            .map(|i| raw[i * PATCH_CHANNELS + k])
-            .filter(|v| !v.is_nan())
-            .collect();
-        if ring.is_empty() {
-            return None;
-        }
-        let mid = ring.len() / 2;
-        *r = *ring.select_nth_unstable_by(mid, f32::total_cmp).1;
-    }
-    for (i, v) in raw.iter_mut().enumerate() {
-        let k = i % PATCH_CHANNELS;
-        // Out of the frame: "like the wood", the least informative value.
-        *v = if v.is_nan() { 0.0 } else { ((*v + RATIO_FLOOR) / (reference[k] + RATIO_FLOOR)).ln().clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO) };
-    }
-    Some(raw)
-}
-
 type Plan = Arc<TypedRunnableModel>;
 
 /// tract's hand-written AVX-512 / AVX2 matrix kernels return without
@@ -287,15 +216,16 @@ impl HoleClassifier {
         Ok(out)
     }
 
-    /// Every hole's state on a washer board (holes mostly out of the frame are
-    /// left out); nothing on other boards.
-    pub fn classify(&mut self, frame: &ColourView, camera: &Camera, pose: &CameraPose, board: &Board) -> Result<Vec<HoleState>, ModelError> {
+    /// Every hole's state on a washer board, its patches read where `taps` (made for
+    /// this board and the frame's camera and pose) say (holes mostly out of the frame
+    /// are left out); nothing on other boards.
+    pub fn classify(&mut self, frame: &ColourView, taps: &PatchTaps, board: &Board) -> Result<Vec<HoleState>, ModelError> {
         let Layout::Washer(w) = &board.layout else {
             return Ok(Vec::new());
         };
         let mut out = Vec::with_capacity(w.holes.len());
         for hole in 0..w.holes.len() {
-            if let Some(patch) = hole_patch(frame, camera, pose, w, hole, (0.0, 0.0)) {
+            if let Some(patch) = taps.patch(frame, w, hole) {
                 out.push(HoleState::from_outputs(hole, &self.predict(&patch)?));
             }
         }
@@ -473,6 +403,8 @@ fn add_doubt(d: &mut Detection, why: Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::camera::Camera;
+    use crate::geom::BoardPoint3;
 
     #[test]
     fn the_model_corrects_only_teams_of_the_paint_it_was_trained_on() {
@@ -573,7 +505,7 @@ mod tests {
 
     /// A holeyboard seen from 1.6 m, a red washer leaning in hole 0 and one
     /// flat in the cup of hole 1 (hole 2 empty), rendered with sensor noise.
-    fn rendered_holeyboard() -> (crate::render::LoadedScene, Vec<u8>) {
+    pub(super) fn rendered_holeyboard() -> (crate::render::LoadedScene, Vec<u8>) {
         use crate::camera::Distortion;
         use crate::piece::PieceId;
         use crate::render::scene::{CameraSpec, PieceSpec, PoseSpec, Scene, SCENE_FORMAT};
@@ -637,7 +569,8 @@ mod tests {
         let cam = ls.scene.camera.intrinsics;
         let view = ColourView::new(cam.image_width as usize, cam.image_height as usize, &bgr).unwrap();
         let mut model = HoleClassifier::embedded().unwrap();
-        let states = model.classify(&view, &cam, &ls.pose, &ls.board).unwrap();
+        let taps = PatchTaps::new(&cam, &ls.pose, &ls.board);
+        let states = model.classify(&view, &taps, &ls.board).unwrap();
         assert_eq!(states.len(), 3, "every hole is in view: {states:?}");
         let red = team_index(Team::Red);
         // 0.5 is the decision threshold the run time uses (SEEN_P).

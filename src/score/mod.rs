@@ -340,21 +340,23 @@ pub fn detect_pieces(
 }
 
 /// Scoring with one camera pose: the detector (its candidate grid projected
-/// for that pose) and, on washer boards, the hole-state model, built once and
-/// reused frame after frame (a fixed camera, a video: [`crate::watch`]).
+/// for that pose) and, on washer boards, the hole-state model with where its
+/// hole patches lie in the frame, built once and reused frame after frame (a
+/// fixed camera, a video: [`crate::watch`]).
 pub struct Session {
     board: Board,
     camera: crate::camera::Camera,
     pose: crate::camera::CameraPose,
     detector: Detector,
-    /// The learned hole-state model, on washer boards unless switched off.
-    model: Option<crate::model::HoleClassifier>,
+    /// The learned hole-state model, on washer boards unless switched off, and
+    /// where its patches are read for this pose.
+    model: Option<(crate::model::HoleClassifier, crate::model::PatchTaps)>,
 }
 
 impl Session {
     pub fn new(board: &Board, camera: &crate::camera::Camera, pose: &crate::camera::CameraPose, cfg: DetectorConfig) -> Result<Session, ScoreError> {
         let use_model = cfg.hole_model && matches!(board.layout, Layout::Washer(_));
-        let model = if use_model { Some(crate::model::HoleClassifier::embedded()?) } else { None };
+        let model = if use_model { Some((crate::model::HoleClassifier::embedded()?, crate::model::PatchTaps::new(camera, pose, board))) } else { None };
         let detector = Detector::new(cfg, board, camera, pose)?;
         Ok(Session { board: board.clone(), camera: *camera, pose: *pose, detector, model })
     }
@@ -369,9 +371,9 @@ impl Session {
     /// washer calls ([`crate::model::refine_washers`]).
     pub fn detect(&mut self, view: &ColourView) -> Result<Detections, ScoreError> {
         let mut detections = self.detector.detect(view)?;
-        if let Some(model) = &mut self.model {
+        if let Some((model, taps)) = &mut self.model {
             let (board, det) = (&self.board, &self.detector);
-            let states = model.classify(view, &self.camera, &self.pose, board)?;
+            let states = model.classify(view, taps, board)?;
             let known = crate::model::trained_teams(det.teams().0);
             crate::model::refine_washers(board, &states, &known, &mut detections);
             place_leaners(det, view, board, &mut detections);
