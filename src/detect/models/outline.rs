@@ -36,13 +36,24 @@ const AROUND: [f64; 3] = [1.4, 1.6, 1.8];
 /// The colour samples: this many angles round each ring.
 const CONTRAST_ANGLES: usize = 24;
 
+/// The pieces the teams' colours propose, verified ([`super::find_by_colour`]), then the round outlines of radius
+/// `radius_mm` that none of them accounts for ([`account_for_outlines`]); the outlines' circle search (a Hough
+/// transform over the whole grid) runs on another core meanwhile.
+pub(super) fn colour_then_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f64, top_z_mm: f64, face: &[f64]) {
+    let (circles, ()) = rayon::join(|| proposals::circles_of_radius(cx, radius_mm, &[proposals::VALUE]), || super::find_by_colour(cx, out));
+    account_for_outlines(cx, out, circles, radius_mm, top_z_mm, face);
+}
+
 /// Reports the round outlines of radius `radius_mm`, face at `top_z_mm`, on
 /// the playing surface, that no piece found (and no colour already reported)
-/// accounts for: circles in
-/// the grid's brightness, each verified by an outline fit of that size asking
+/// accounts for: `circles`, those of that radius in the grid's brightness
+/// ([`proposals::circles_of_radius`]), each verified by an outline fit of that size asking
 /// no colour inside, crisp, answered all round, and unlike the board round it
 /// where the piece's paint shows (`face`: fractions of the radius).
-pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f64, top_z_mm: f64, face: &[f64]) {
+///
+/// The circle search depends on the frame alone, not on the pieces found: a model runs it beside its colour
+/// proposals' verification ([`colour_then_outlines`]).
+pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, circles: Vec<BoardPoint>, radius_mm: f64, top_z_mm: f64, face: &[f64]) {
     let r = radius_mm;
     let accounted = |out: &Detections, c: BoardPoint| {
         let reach = r * MIN_PIECE_SEPARATION;
@@ -50,7 +61,7 @@ pub(super) fn account_for_outlines(cx: &Ctx, out: &mut Detections, radius_mm: f6
     };
     // Only on the playing surface: a piece off it scores nothing whatever its colour.
     let surface = &cx.geo.board.surface;
-    for c in proposals::circles_of_radius(cx, r, &[proposals::VALUE]) {
+    for c in circles {
         if !surface.contains(c) || accounted(out, c) {
             continue;
         }

@@ -239,10 +239,9 @@ impl PieceModel for WasherModel {
     /// on the surface that no colour explained (its ring inside, clear of its hole),
     /// then paint left on the floors of cups where no washer was found (pale washers).
     fn find(&self, cx: &Ctx, out: &mut Detections) {
-        super::find_by_colour(cx, out);
         let r_in = self.w.washer_inner_diameter_mm / 2.0 / self.shape.radius_mm;
         let ring = [0.25 + 0.75 * r_in, 0.5 + 0.5 * r_in, 0.75 + 0.25 * r_in].map(|k| k.min(0.9));
-        outline::account_for_outlines(cx, out, self.shape.radius_mm, self.shape.top_z_mm, &ring);
+        outline::colour_then_outlines(cx, out, self.shape.radius_mm, self.shape.top_z_mm, &ring);
         stack::pale_washers_in_empty_cups(cx, &self.w, out);
     }
 }

@@ -90,8 +90,7 @@ impl PieceModel for WeightModel {
     /// Proposals by the teams' colours, then round outlines of a body's size
     /// that no colour explained (the cap's middle inside, clear of a chrome ring).
     fn find(&self, cx: &Ctx, out: &mut Detections) {
-        super::find_by_colour(cx, out);
-        outline::account_for_outlines(cx, out, self.shape.footprint_radius_mm, self.shape.top_z_mm, &CAP_MIDDLE);
+        outline::colour_then_outlines(cx, out, self.shape.footprint_radius_mm, self.shape.top_z_mm, &CAP_MIDDLE);
     }
 
     /// The cap's outline, seen at the grid's height (the body's top), is
