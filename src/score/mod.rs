@@ -370,10 +370,13 @@ impl Session {
     /// boards, with the model) the learned hole-state model's corrections of the
     /// washer calls ([`crate::model::refine_washers`]).
     pub fn detect(&mut self, view: &ColourView) -> Result<Detections, ScoreError> {
-        let mut detections = self.detector.detect(view)?;
-        if let Some((model, taps)) = &mut self.model {
-            let (board, det) = (&self.board, &self.detector);
-            let states = model.classify(view, taps, board)?;
+        // The hole states depend on the frame alone: the model runs beside the detector.
+        let (detector, board) = (&mut self.detector, &self.board);
+        let (detections, states) = rayon::join(|| detector.detect(view), || self.model.as_mut().map(|(model, taps)| model.classify(view, taps, board)));
+        let mut detections = detections?;
+        if let Some(states) = states {
+            let det = &self.detector;
+            let states = states?;
             let known = crate::model::trained_teams(det.teams().0);
             crate::model::refine_washers(board, &states, &known, &mut detections);
             place_leaners(det, view, board, &mut detections);
