@@ -260,10 +260,12 @@ pub(super) const SATURATION: usize = 1;
 /// one found a circle within [`STACKED_PROPOSAL_SEPARATION`] of a radius. Each
 /// channel costs a Hough transform over the whole grid.
 pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64, channels: &[usize]) -> Vec<BoardPoint> {
+    // The channels' transforms are independent: run on the machine's cores, their circles taken in the channels' order.
+    let per_channel = crate::parallel::map_in_order(channels, |_: &mut (), &channel| circles_in(cx, channel, radius_mm));
     let mut found: Vec<BoardPoint> = Vec::new();
-    for &channel in channels {
+    for circles in per_channel {
         let before = found.len();
-        for c in circles_in(cx, channel, radius_mm) {
+        for c in circles {
             if !found[..before].iter().any(|f| f.distance(c) < STACKED_PROPOSAL_SEPARATION * radius_mm) {
                 found.push(c);
             }

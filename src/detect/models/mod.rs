@@ -138,8 +138,11 @@ pub(super) fn find_by_colour(cx: &Ctx, out: &mut Detections) {
     let teams: Vec<Team> = cx.teams.iter().map(|t| t.team).collect();
     // Per team: its colour's regions larger than pieces, or `None` where the colour floods the view.
     let mut set_aside: Vec<Option<Vec<Blob>>> = Vec::with_capacity(teams.len());
-    for (k, team) in teams.iter().enumerate() {
-        let (blobs, regions) = proposals::set_aside_regions(cx, proposals::colour_blobs(cx, k), Some(*team), out);
+    // Each team's blobs depend on its colour mask alone: labelled on the machine's cores, taken in the teams' order.
+    let classes: Vec<usize> = (0..teams.len()).collect();
+    let all_blobs = crate::parallel::map_in_order(&classes, |_: &mut (), &k| proposals::colour_blobs(cx, k));
+    for ((k, team), blobs) in teams.iter().enumerate().zip(all_blobs) {
+        let (blobs, regions) = proposals::set_aside_regions(cx, blobs, Some(*team), out);
         if proposals::flooded(cx, &blobs, Some(*team), out) {
             set_aside.push(None);
             continue;
