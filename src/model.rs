@@ -6,7 +6,8 @@
 //!
 //! The patch is sampled the way every other stage looks at the board: board
 //! points (a square grid around the hole, at the surface and at the cup bottom)
-//! are projected through the full camera model into the raw frame, so the same
+//! are projected through the full camera model into the raw frame (once per
+//! camera pose, `patch`), so the same
 //! hole gives the same patch from any camera. Colours are divided by the wood
 //! around the hole (per channel, median), which takes out the light's colour and
 //! level. `models/README.md` says how the model was trained and how well it does.
