@@ -8,10 +8,10 @@ use crate::camera::{Camera, CameraPose};
 use crate::geom::{BoardPoint, BoardPoint3, Footprint, PixelPoint};
 use crate::measure::{BilinearTap, ColourView};
 use image::{GrayImage, Luma};
-use rayon::prelude::*;
 use imageproc::distance_transform::Norm;
 use imageproc::morphology::open;
 use imageproc::region_labelling::{connected_components, Connectivity};
+use rayon::prelude::*;
 
 /// The colour grid is sampled in square tiles of this many cells a side (see
 /// [`Grid::gather`]): 32 cells of 2 mm span ~60-100 pixels on the bench
