@@ -101,9 +101,21 @@ pub(super) fn run_setup(
         LensArg::Fisheye => boardcall::camera::LensModel::Fisheye,
     };
     let cfg = SetupConfig { lens, distortion: !no_distortion, focal_px, ..SetupConfig::default() };
-    let est = setup::setup(&board, &frames, pts.as_deref(), &cfg)?;
+    // A set-up takes seconds (tens with several frames): a spinner says what it is doing (on a terminal only).
+    let spinner = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
+        spinner.set_style(style);
+    }
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let est = setup::setup_with_progress(&board, &frames, pts.as_deref(), &cfg, &|what| spinner.set_message(what.to_string()));
+    spinner.finish_and_clear();
+    let est = est?;
     std::fs::create_dir_all(output).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output.display()))?;
-    est.camera.save(&camera_out, &[("setup_focal_sigma_px", est.focal_sigma_px)])?;
+    let mut extra = vec![("setup_focal_sigma_px", est.focal_sigma_px)];
+    if let Some([sx, sy]) = est.principal_point_sigma_px {
+        extra.extend([("setup_cx_sigma_px", sx), ("setup_cy_sigma_px", sy)]);
+    }
+    est.camera.save(&camera_out, &extra)?;
     for (bp, path) in est.poses.iter().zip(&pose_outs) {
         bp.save(path)?;
     }

@@ -21,9 +21,15 @@
 //! does not constrain the focal length (a board seen square on, where a nearer camera with a wider lens looks the
 //! same) is refused, as is a final pose that `locate`'s own verdict does not confirm.
 //!
-//! What is assumed, and said so in the output: square pixels and the principal point at the image centre (a
-//! single view of a plane cannot tell them apart from the pose), no tangential distortion.
+//! With several frames, the focal length, the radial coefficient and the principal point are then refined together
+//! ([`joint`]): views of the board at different slants tell the principal point from the pose, as views of a planar
+//! target do in a chessboard calibration.
+//!
+//! What is assumed, and said so in the output: square pixels, no tangential distortion, and, from one frame (or
+//! frames that do not fix it), the principal point at the image centre (a single view of a plane cannot tell it
+//! apart from the pose).
 
+pub mod joint;
 pub mod points;
 pub mod refine;
 
@@ -61,6 +67,9 @@ pub fn focal_guesses(lens: LensModel, width: u32) -> Vec<f64> {
     }
     out
 }
+
+/// The assumption a set-up makes of the principal point unless several frames fix it.
+const PRINCIPAL_POINT_ASSUMED: &str = "principal point at the image centre";
 
 /// Largest relative standard deviation of the focal length that is accepted: beyond it the frames do not
 /// constrain the lens (a board seen square on, or too little of it in view).
@@ -149,6 +158,9 @@ pub struct CameraSetup {
     pub focal_sigma_px: f64,
     /// One standard deviation of each estimated distortion coefficient (in the order of `distortion`).
     pub distortion_sigma: Vec<f64>,
+    /// One standard deviation of the principal point's `cx` and `cy`, px, where several frames fixed it; `None`
+    /// (null) where it is assumed at the image centre (one frame, or frames that do not fix it).
+    pub principal_point_sigma_px: Option<[f64; 2]>,
     /// Per frame: the pose found with the set-up camera, as `locate` reports it.
     pub poses: Vec<BoardPose>,
     /// Mean truncated edge residual per model edge sample at the estimate, px^2 (a missed sample counts 1); not a
@@ -182,6 +194,12 @@ pub fn centred_camera(width: u32, height: u32, f: f64, lens: LensModel) -> Camer
 
 /// Sets up a camera from frames of `board`; `points` (for a single frame) replace the automatic start.
 pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>, cfg: &SetupConfig) -> Result<CameraSetup, SetupError> {
+    setup_with_progress(board, frames, points, cfg, &|_| {})
+}
+
+/// [`setup`], telling `progress` what it does as it starts each stage (the command line's progress line: a set-up
+/// from several frames takes tens of seconds).
+pub fn setup_with_progress(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>, cfg: &SetupConfig, progress: &dyn Fn(&str)) -> Result<CameraSetup, SetupError> {
     let first = frames.first().ok_or(SetupError::NoFrames)?;
     let (w, h) = (first.width(), first.height());
     for (index, f) in frames.iter().enumerate() {
@@ -192,7 +210,7 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
     if let Some(f) = cfg.focal_px {
         centred_camera(w, h, f, cfg.lens).check().map_err(|e| SetupError::FocalLength { focal_px: f, width: w, height: h, problem: e.to_string() })?;
     }
-    let mut assumptions: Vec<String> = ["square pixels (fx = fy)", "principal point at the image centre", "no tangential distortion"].map(String::from).into();
+    let mut assumptions: Vec<String> = ["square pixels (fx = fy)", PRINCIPAL_POINT_ASSUMED, "no tangential distortion"].map(String::from).into();
     if let Some(f) = cfg.focal_px {
         assumptions.push(format!("the focal length given ({f:.1} px), not estimated: its sigma is not measured"));
     }
@@ -223,6 +241,7 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
                     camera,
                     focal_sigma_px: 0.0,
                     distortion_sigma: Vec::new(),
+                    principal_point_sigma_px: None,
                     poses: vec![bp],
                     edge_cost_px2: f64::NAN,
                     assumptions,
@@ -235,16 +254,22 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
             (SetupStart::Points, camera, vec![pose])
         }
         None => {
-            let (camera, poses) = automatic_start(board, frames, cfg)?;
+            let (camera, poses) = automatic_start(board, frames, cfg, progress)?;
             (SetupStart::Automatic, camera, poses)
         }
     };
-    let mut refiner = refine::Refiner::new(board, frames, cfg.lens);
+    let mut refiner = refine::Refiner::new(board, frames, cfg.lens).with_progress(progress);
     let est = refiner.run(camera, poses, cfg.distortion, cfg.focal_px.is_some())?;
+    if let Some([sx, sy]) = est.principal_point_sigma_px {
+        // Several frames fixed the principal point: it is measured, not assumed.
+        assumptions.retain(|a| a != PRINCIPAL_POINT_ASSUMED);
+        assumptions.push(format!("the principal point estimated from {} frames (sigma {sx:.1}, {sy:.1} px)", frames.len()));
+    }
     // The final word is locate's own verdict in every frame, with the set-up camera.
     let mut confirmed = Vec::with_capacity(frames.len());
     let mut locator = Locator::new(board, cfg.locate);
     for (index, (frame, pose)) in frames.iter().zip(&est.poses).enumerate() {
+        progress(&format!("confirming the board in frame {} of {}", index + 1, frames.len()));
         let mut und = Undistorter::new(est.camera, Default::default())?;
         let u = und.run(frame)?;
         let bp = locator.refine_from(&u, *pose).map_err(|source| SetupError::NotConfirmed { index, source })?;
@@ -256,6 +281,7 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
         camera: est.camera,
         focal_sigma_px: est.focal_sigma_px,
         distortion_sigma: est.distortion_sigma,
+        principal_point_sigma_px: est.principal_point_sigma_px,
         poses: confirmed,
         edge_cost_px2: est.mean_cost_px2,
         assumptions,
@@ -264,7 +290,7 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
 
 /// The automatic start: each frame located under the ladder of focal-length guesses; the guess whose fits (confirmed
 /// or the best candidate) leave the smallest edge residual over all frames.
-fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig) -> Result<(Camera, Vec<CameraPose>), SetupError> {
+fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig, progress: &dyn Fn(&str)) -> Result<(Camera, Vec<CameraPose>), SetupError> {
     let (w, h) = (frames[0].width(), frames[0].height());
     let fov = |f: f64| 2.0 * (0.5 * w as f64 / f).atan().to_degrees();
     let guesses = match cfg.focal_px {
@@ -279,10 +305,11 @@ fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig) -> Result
     let mut since_best = 0usize;
     let mut last_reason = String::from("no focal length tried");
     let mut unfound = 0usize;
-    for &f in &guesses {
+    for (k, &f) in guesses.iter().enumerate() {
         if best.as_ref().is_some_and(|b| b.0) && since_best >= GUESSES_PAST_BEST {
             break;
         }
+        progress(&format!("looking for the board with a lens {:.0} degrees wide (guess {} of at most {})", fov(f), k + 1, guesses.len()));
         since_best += 1;
         let camera = centred_camera(w, h, f, cfg.lens);
         let mut und = Undistorter::new(camera, Default::default())?;

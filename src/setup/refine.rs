@@ -10,6 +10,7 @@
 //! blur, its shading, and whatever the maker or the model got wrong about it), so each edge counts as one
 //! measurement: the variance is scaled by samples per confirmed edge.
 
+use super::joint::Unknown;
 use super::SetupError;
 use crate::board::Board;
 use crate::camera::{BrownConrady, Camera, CameraPose, Distortion, KannalaBrandt, LensModel};
@@ -49,6 +50,48 @@ const BROWN_K1: Search = Search { name: "k1", coarse_half: 0.3, coarse_step: 0.0
 /// Kannala-Brandt k1: near-equidistant fisheyes deviate by a few per cent at the edge of the field.
 const FISHEYE_K1: Search = Search { name: "k1", coarse_half: 0.1, coarse_step: 0.025, fine_step: 0.005 };
 
+/// The unknowns [`param`] numbers past the focal length (0) and the radial coefficients (1, 2): the principal point.
+pub(super) const PRINCIPAL_X: usize = 3;
+pub(super) const PRINCIPAL_Y: usize = 4;
+
+/// The principal point is estimated from this many frames up: one view of a plane cannot tell it from the pose.
+pub const MIN_FRAMES_FOR_PRINCIPAL_POINT: usize = 2;
+/// The joint refinement's trials move the principal point this far (px) either way: a few pixels, against the tens a
+/// lens may sit off its sensor's centre, and enough that the cost's curvature shows over its trial-to-trial jitter.
+const PRINCIPAL_SPACING_PX: f64 = 6.0;
+/// An estimated principal point is kept only within this share of the image's width and height of its centre (a
+/// real lens's sits within a few per cent) and known to this share of the image's width (one sigma); otherwise the
+/// frames do not fix it, and the centre is assumed as for one frame.
+const MAX_PRINCIPAL_OFFSET: f64 = 0.1;
+const MAX_PRINCIPAL_SIGMA: f64 = 0.01;
+
+/// The principal point is estimated only where two of the frames see the board at slants at least this far apart
+/// (degrees between the board's normal in the two cameras' frames): views of a plane from one direction cannot tell
+/// it from the pose, however many (the same frame given twice "fixed" it to 7 px and moved the focal length 3 %),
+/// and calibration targets are turned by tens of degrees between views. The fixtures' three views: 16-52 degrees apart.
+const MIN_SLANT_SPREAD_DEG: f64 = 10.0;
+
+/// The largest angle (degrees) between the board's normal as two of `poses` see it.
+fn slant_spread_deg(poses: &[CameraPose]) -> f64 {
+    let normal = |p: &CameraPose| [p.rotation[0][2], p.rotation[1][2], p.rotation[2][2]];
+    let mut widest = 0.0f64;
+    for (i, a) in poses.iter().enumerate() {
+        for b in &poses[i + 1..] {
+            let (u, v) = (normal(a), normal(b));
+            let cos = (u[0] * v[0] + u[1] * v[1] + u[2] * v[2]).clamp(-1.0, 1.0);
+            widest = widest.max(cos.acos().to_degrees());
+        }
+    }
+    widest
+}
+
+/// Whether an estimated principal point (with its sigmas, px) is one to keep: see [`MAX_PRINCIPAL_OFFSET`].
+fn plausible_principal_point(cam: &Camera, sigmas: &[f64]) -> bool {
+    let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+    let near = (cam.cx - (w - 1.0) / 2.0).abs() <= MAX_PRINCIPAL_OFFSET * w && (cam.cy - (h - 1.0) / 2.0).abs() <= MAX_PRINCIPAL_OFFSET * h;
+    near && sigmas.iter().all(|s| s.is_finite() && *s <= MAX_PRINCIPAL_SIGMA * w)
+}
+
 /// The refinement's result.
 #[derive(Debug, Clone)]
 pub struct Estimate {
@@ -56,6 +99,8 @@ pub struct Estimate {
     pub poses: Vec<CameraPose>,
     pub focal_sigma_px: f64,
     pub distortion_sigma: Vec<f64>,
+    /// One standard deviation of the principal point's `cx` and `cy`, px, where it was estimated (several frames).
+    pub principal_point_sigma_px: Option<[f64; 2]>,
     pub mean_cost_px2: f64,
 }
 
@@ -64,25 +109,51 @@ pub struct Refiner<'a> {
     frames: &'a [Frame],
     lens: LensModel,
     locator: Locator,
+    /// Told what the refinement is doing, as it starts each search (a command line's progress line).
+    progress: &'a dyn Fn(&str),
 }
 
 /// A trial's measurement.
 #[derive(Debug, Clone)]
-struct Trial {
+pub(super) struct Trial {
     /// Truncated cost per sample, px^2 (infinite if a frame lost the board).
-    cost: f64,
+    pub cost: f64,
     /// Inlier residual variance per sample, px^2.
-    sigma2: f64,
+    pub sigma2: f64,
     /// Total samples.
-    samples: usize,
+    pub samples: usize,
     /// Confirmed edges over all frames.
-    edges: usize,
-    poses: Vec<CameraPose>,
+    pub edges: usize,
+    pub poses: Vec<CameraPose>,
+}
+
+impl Trial {
+    /// What one unit of per-sample cost curvature is worth in variance: the inlier residual variance per sample,
+    /// each edge one measurement (its samples share its blur and shading), over the samples.
+    pub fn variance_scale(&self) -> f64 {
+        let per_edge = self.samples as f64 / self.edges.max(1) as f64;
+        self.sigma2 * per_edge / self.samples.max(1) as f64
+    }
 }
 
 impl<'a> Refiner<'a> {
     pub fn new(board: &Board, frames: &'a [Frame], lens: LensModel) -> Refiner<'a> {
-        Refiner { frames, lens, locator: Locator::new(board, LocateConfig::default()) }
+        Refiner { frames, lens, locator: Locator::new(board, LocateConfig::default()), progress: &|_| {} }
+    }
+
+    /// The refiner, telling `progress` what it does as it starts each search.
+    pub fn with_progress(self, progress: &'a dyn Fn(&str)) -> Refiner<'a> {
+        Refiner { progress, ..self }
+    }
+
+    /// Tells the progress callback what the refinement does now.
+    pub(super) fn report(&self, what: &str) {
+        (self.progress)(what)
+    }
+
+    /// The lens model the trial cameras take.
+    pub(super) fn lens(&self) -> LensModel {
+        self.lens
     }
 
     /// Refines `camera` and the frames' `poses` (one per frame); with `focal_given` the camera's focal length is
@@ -105,6 +176,7 @@ impl<'a> Refiner<'a> {
         for (i, (which, search)) in schedule.iter().enumerate() {
             // The last focal pass only polishes: its fine grid alone.
             let fine_only = i > 0 && *which == 0;
+            self.report(&format!("refining the {} ({} of {})", search.name, i + 1, schedule.len()));
             let (best, sigma, trial) = self.line_search(&cam, &poses, *which, *search, fine_only)?;
             cam = with_param(&cam, *which, best, self.lens);
             poses = trial.poses.clone();
@@ -120,11 +192,35 @@ impl<'a> Refiner<'a> {
             return Err(SetupError::Unconstrained { what: "pose", reason: "the board's edges were lost with the given camera".into() });
         }
         poses = trial.poses.clone();
+        let mut trial = trial;
+        // Several frames fix the principal point too, and every unknown is then refined together.
+        let mut principal_point_sigma_px = None;
+        if self.frames.len() >= MIN_FRAMES_FOR_PRINCIPAL_POINT && slant_spread_deg(&poses) >= MIN_SLANT_SPREAD_DEG && !focal_given {
+            let mut unknowns = vec![Unknown { which: 0, spacing: JOINT_STEPS * FOCAL.fine_step }];
+            if distortion {
+                unknowns.push(Unknown { which: 1, spacing: JOINT_STEPS * k1.fine_step });
+            }
+            unknowns.push(Unknown { which: PRINCIPAL_X, spacing: PRINCIPAL_SPACING_PX });
+            unknowns.push(Unknown { which: PRINCIPAL_Y, spacing: PRINCIPAL_SPACING_PX });
+            self.report(&format!("refining the focal length, distortion and principal point together over {} frames", self.frames.len()));
+            let joint = self.joint(&cam, &poses, &unknowns);
+            if let Some(j) = joint.ok().filter(|j| plausible_principal_point(&j.camera, &j.sigmas[j.sigmas.len() - 2..])) {
+                let n = j.sigmas.len();
+                sigmas[0] = j.sigmas[0];
+                if distortion {
+                    sigmas[1] = j.sigmas[1];
+                }
+                principal_point_sigma_px = Some([j.sigmas[n - 2], j.sigmas[n - 1]]);
+                cam = j.camera;
+                poses = j.poses;
+                trial = j.trial;
+            }
+        }
         if focal_given {
             let distortion_sigma = if distortion { vec![sigmas[1]] } else { Vec::new() };
-            return Ok(Estimate { camera: cam, poses, focal_sigma_px: 0.0, distortion_sigma, mean_cost_px2: trial.cost });
+            return Ok(Estimate { camera: cam, poses, focal_sigma_px: 0.0, distortion_sigma, principal_point_sigma_px: None, mean_cost_px2: trial.cost });
         }
-        if distortion {
+        if distortion && principal_point_sigma_px.is_none() {
             // The focal length and k1 trade off (a fisheye's especially: both stretch the image outwards), and
             // each line search held the other fixed: the joint bowl gives their marginal uncertainties.
             let (sf, sk) = self.joint_sigmas(&cam, &poses, [JOINT_STEPS * FOCAL.fine_step, JOINT_STEPS * k1.fine_step])?;
@@ -143,7 +239,7 @@ impl<'a> Refiner<'a> {
             });
         }
         let distortion_sigma = if distortion { vec![sigmas[1]] } else { Vec::new() };
-        Ok(Estimate { camera: cam, poses, focal_sigma_px, distortion_sigma, mean_cost_px2: trial.cost })
+        Ok(Estimate { camera: cam, poses, focal_sigma_px, distortion_sigma, principal_point_sigma_px, mean_cost_px2: trial.cost })
     }
 
     /// Marginal standard deviations of the log focal length and k1 from a quadratic fitted to the cost on a 3 x 3
@@ -190,8 +286,7 @@ impl<'a> Refiner<'a> {
                 reason: "the focal length and k1 trade off along a valley of equal fit: the frames do not tell them apart".into(),
             });
         }
-        let per_edge = t.samples as f64 / t.edges.max(1) as f64;
-        let scale = t.sigma2 * per_edge / t.samples.max(1) as f64;
+        let scale = t.variance_scale();
         Ok(((scale * h22 / det).sqrt(), (scale * h11 / det).sqrt()))
     }
 
@@ -266,8 +361,7 @@ impl<'a> Refiner<'a> {
         let t = self.trial(&best_fit.0, &best_fit.1, which, x_star)?;
         // Cost per sample a (x - x*)^2: the summed cost rises by samples * a, against per-sample variance sigma^2,
         // scaled by the samples per edge (each edge one independent measurement).
-        let per_edge = t.samples as f64 / t.edges.max(1) as f64;
-        let sigma = (t.sigma2 * per_edge / (curvature * t.samples.max(1) as f64)).sqrt();
+        let sigma = (t.variance_scale() / curvature).sqrt();
         Ok((x_star, sigma, t))
     }
 
@@ -300,7 +394,7 @@ impl<'a> Refiner<'a> {
     }
 
     /// The cost of `trial_cam`, each frame's pose refit from `poses` (which belong to `cam`).
-    fn trial_camera(&mut self, cam: &Camera, trial_cam: &Camera, poses: &[CameraPose]) -> Result<Trial, SetupError> {
+    pub(super) fn trial_camera(&mut self, cam: &Camera, trial_cam: &Camera, poses: &[CameraPose]) -> Result<Trial, SetupError> {
         let trial_cam = *trial_cam;
         if trial_cam.check().is_err() {
             return Ok(Trial { cost: f64::INFINITY, sigma2: f64::NAN, samples: 0, edges: 0, poses: poses.to_vec() });
@@ -327,10 +421,13 @@ impl<'a> Refiner<'a> {
     }
 }
 
-/// Unknown `which` of a camera: 0 the log focal length, 1 and 2 the first two radial coefficients.
-fn param(cam: &Camera, which: usize) -> f64 {
+/// Unknown `which` of a camera: 0 the log focal length, 1 and 2 the first two radial coefficients, 3 and 4 the
+/// principal point (px).
+pub(super) fn param(cam: &Camera, which: usize) -> f64 {
     match (which, cam.distortion) {
         (0, _) => cam.fx.ln(),
+        (PRINCIPAL_X, _) => cam.cx,
+        (PRINCIPAL_Y, _) => cam.cy,
         (1, Distortion::Brown(b)) => b.k1,
         (2, Distortion::Brown(b)) => b.k2,
         (1, Distortion::Fisheye(k)) => k.k1,
@@ -349,13 +446,15 @@ fn shown(which: usize, x: f64) -> f64 {
 }
 
 /// `cam` with unknown `which` set to `x` (square pixels kept).
-fn with_param(cam: &Camera, which: usize, x: f64, lens: LensModel) -> Camera {
+pub(super) fn with_param(cam: &Camera, which: usize, x: f64, lens: LensModel) -> Camera {
     let mut c = *cam;
     match which {
         0 => {
             c.fx = x.exp();
             c.fy = x.exp();
         }
+        PRINCIPAL_X => c.cx = x,
+        PRINCIPAL_Y => c.cy = x,
         _ => {
             c.distortion = match (lens, c.distortion) {
                 (LensModel::Brown, Distortion::Brown(b)) => Distortion::Brown(if which == 1 { BrownConrady { k1: x, ..b } } else { BrownConrady { k2: x, ..b } }),
@@ -406,29 +505,36 @@ fn parabola_minimum(xs: &[f64], ys: &[f64]) -> Option<(f64, f64, f64)> {
 }
 
 /// Solves the linear system `m x = r` by Gaussian elimination with partial pivoting; `None` if it is singular.
-fn solve<const N: usize>(mut m: [[f64; N]; N], mut r: [f64; N]) -> Option<[f64; N]> {
+fn solve<const N: usize>(m: [[f64; N]; N], r: [f64; N]) -> Option<[f64; N]> {
+    let x = solve_dyn(m.iter().map(|row| row.to_vec()).collect(), r.to_vec())?;
+    x.try_into().ok()
+}
+
+/// [`solve`] for a system whose size is known only at run time (`m` square, as long as `r`).
+pub(super) fn solve_dyn(mut m: Vec<Vec<f64>>, mut r: Vec<f64>) -> Option<Vec<f64>> {
+    let n = r.len();
+    if m.len() != n || m.iter().any(|row| row.len() != n) {
+        return None;
+    }
     let scale = m.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
-    for col in 0..N {
-        let pivot = (col..N).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
         if !(m[pivot][col].abs() > 1e-14 * scale) {
             return None;
         }
         m.swap(col, pivot);
         r.swap(col, pivot);
-        for row in 0..N {
+        for row in 0..n {
             if row != col {
                 let f = m[row][col] / m[col][col];
-                for k in col..N {
+                for k in col..n {
                     m[row][k] -= f * m[col][k];
                 }
                 r[row] -= f * r[col];
             }
         }
     }
-    let mut x = [0.0; N];
-    for i in 0..N {
-        x[i] = r[i] / m[i][i];
-    }
+    let x: Vec<f64> = (0..n).map(|i| r[i] / m[i][i]).collect();
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
@@ -445,6 +551,18 @@ mod tests {
         assert!((x - 0.27).abs() < 1e-9, "{x}");
         assert!((a - 3.0).abs() < 1e-9, "{a}");
         assert!((r2 - 1.0).abs() < 1e-9, "{r2}");
+    }
+
+    #[test]
+    fn the_slant_spread_is_the_widest_angle_between_the_boards_normals() {
+        let from = |x: f64| CameraPose::look_at(crate::geom::BoardPoint3::new(x, 600.0, 1000.0), crate::geom::BoardPoint3::new(0.0, 600.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        // Straight above the board's middle and 1000 mm to either side at 1000 mm up: 45 degrees each way.
+        let spread = slant_spread_deg(&[from(0.0), from(1000.0), from(-1000.0)]);
+        assert!((spread - 90.0).abs() < 1e-6, "{spread}");
+        assert!((slant_spread_deg(&[from(0.0), from(1000.0)]) - 45.0).abs() < 1e-6);
+        // One place, however many frames: no spread.
+        assert!(slant_spread_deg(&[from(250.0), from(250.0)]).abs() < 1e-6);
+        assert!(slant_spread_deg(&[from(0.0)]).abs() < 1e-12);
     }
 
     #[test]
