@@ -202,7 +202,8 @@ impl<'a> Refiner<'a> {
             }
             unknowns.push(Unknown { which: PRINCIPAL_X, spacing: PRINCIPAL_SPACING_PX });
             unknowns.push(Unknown { which: PRINCIPAL_Y, spacing: PRINCIPAL_SPACING_PX });
-            self.report(&format!("refining the focal length, distortion and principal point together over {} frames", self.frames.len()));
+            let what = if distortion { "focal length, k1 and principal point" } else { "focal length and principal point" };
+            self.report(&format!("refining the {what} together over {} frames", self.frames.len()));
             let joint = self.joint(&cam, &poses, &unknowns);
             if let Some(j) = joint.ok().filter(|j| plausible_principal_point(&j.camera, &j.sigmas[j.sigmas.len() - 2..])) {
                 let n = j.sigmas.len();
