@@ -211,9 +211,14 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
             .filter(|(_, d)| *d < MATCH_RADIUS_MM)
             .min_by(|a, b| a.1.total_cmp(&b.1))
     };
+    // Every piece wholly in the frame is measured where it is found; one more than half hidden (past the board's
+    // solids or under another piece) need not be found, and is not missed where it is not.
     for t in fx.truth.pieces.iter().filter(|p| p.in_frame) {
         let truth_call = t.call.name().to_string();
         let best = nearest(&used, t);
+        if best.is_none() && !t.must_be_found() {
+            continue;
+        }
         let outcome = match best {
             Some((i, d)) => {
                 used[i] = true;
@@ -244,8 +249,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         };
         out.pieces.push(outcome);
     }
-    // A piece not wholly in view (cut by the frame's edge; in outside data, less than
-    // half visible) need not be found, but a detection of it is no extra piece.
+    // A piece cut by the frame's edge need not be found, but a detection of it is no extra piece.
     for t in fx.truth.pieces.iter().filter(|p| !p.in_frame) {
         if let Some((i, _)) = nearest(&used, t) {
             used[i] = true;

@@ -42,6 +42,56 @@ pub struct PieceTruth {
     pub image_centre: Option<PixelPoint>,
     /// Whether its whole top outline projects inside the image.
     pub in_frame: bool,
+    /// The share of its top face the camera sees past the board's solids and the other pieces (a washer on the
+    /// floor behind the board's end, one under another in a cup): as the external renders' own `visible_fraction`
+    /// (of its pixels), a piece more than half hidden need not be found. Written only where under 1.
+    #[serde(default = "all_visible", skip_serializing_if = "is_all_visible")]
+    pub visible_fraction: f64,
+}
+
+/// A piece more than this fraction visible is "in view": the external set's own criterion for the pieces a
+/// detector must find ("more than half visible"), and this project's for its own renders.
+pub const IN_VIEW_FRACTION: f64 = 0.5;
+
+impl PieceTruth {
+    /// Whether a detector must find the piece: its whole top outline in the frame and more than half of it seen
+    /// ([`IN_VIEW_FRACTION`]). Any other piece need not be found, but a detection of it is no extra piece.
+    pub fn must_be_found(&self) -> bool {
+        self.in_frame && self.visible_fraction > IN_VIEW_FRACTION
+    }
+}
+
+fn all_visible() -> f64 {
+    1.0
+}
+
+fn is_all_visible(v: &f64) -> bool {
+    *v >= 1.0
+}
+
+/// A point on a piece's top face is tested from this far (mm) along its line of sight towards the camera: clear of
+/// its own surface.
+const SIGHT_CLEARANCE_MM: f64 = 0.5;
+
+/// The share of `points` whose line of sight to the camera at `eye` nothing in `world` blocks.
+fn seen_share(world: &crate::render::raycast::World, eye: BoardPoint3, points: &[BoardPoint3]) -> f64 {
+    if points.is_empty() {
+        return 0.0;
+    }
+    let seen = points
+        .iter()
+        .filter(|q| {
+            let d = [eye.x_mm - q.x_mm, eye.y_mm - q.y_mm, eye.z_mm - q.z_mm];
+            let n = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            if !(n > SIGHT_CLEARANCE_MM) {
+                return false;
+            }
+            let d = [d[0] / n, d[1] / n, d[2] / n];
+            let o = [q.x_mm + d[0] * SIGHT_CLEARANCE_MM, q.y_mm + d[1] * SIGHT_CLEARANCE_MM, q.z_mm + d[2] * SIGHT_CLEARANCE_MM];
+            !world.occluded(o, d, n - SIGHT_CLEARANCE_MM)
+        })
+        .count();
+    seen as f64 / points.len() as f64
 }
 
 /// The camera's pose in the board frame.
@@ -93,7 +143,12 @@ pub fn call_piece(board: &Board, foul: FoulLine, p: &PieceSpec) -> Option<(Piece
 
 /// Points on a piece's top outline (the cap edge), in the board frame.
 pub fn cap_edge_points(board: &Board, p: &PieceSpec, count: usize) -> Vec<BoardPoint3> {
-    let (Some(r), Some(h)) = (piece_radius(board, p.kind), piece_thickness(board, p.kind)) else {
+    piece_radius(board, p.kind).map_or_else(Vec::new, |r| top_circle(board, p, r, count))
+}
+
+/// `count` points round the circle of radius `radius` about the centre of a piece's top face, in its plane.
+fn top_circle(board: &Board, p: &PieceSpec, radius: f64, count: usize) -> Vec<BoardPoint3> {
+    let Some(h) = piece_thickness(board, p.kind) else {
         return Vec::new();
     };
     let c = p.centre(h);
@@ -104,17 +159,42 @@ pub fn cap_edge_points(board: &Board, p: &PieceSpec, count: usize) -> Vec<BoardP
             let a = std::f64::consts::TAU * i as f64 / count as f64;
             let (s, co) = a.sin_cos();
             BoardPoint3::new(
-                top[0] + r * (co * f[0][0] + s * f[1][0]),
-                top[1] + r * (co * f[0][1] + s * f[1][1]),
-                top[2] + r * (co * f[0][2] + s * f[1][2]),
+                top[0] + radius * (co * f[0][0] + s * f[1][0]),
+                top[1] + radius * (co * f[0][1] + s * f[1][1]),
+                top[2] + radius * (co * f[0][2] + s * f[1][2]),
             )
         })
         .collect()
 }
 
+/// Points spread evenly over a piece's top face (a washer's ring round its hole): [`FACE_RINGS`] circles between its
+/// hole (or its centre) and its rim, each with points in proportion to its length, [`RIM_POINTS`] on the outermost.
+fn top_face_points(board: &Board, p: &PieceSpec) -> Vec<BoardPoint3> {
+    let Some(r) = piece_radius(board, p.kind) else {
+        return Vec::new();
+    };
+    let inner = match (p.kind, board.washer()) {
+        (PieceKind::Washer, Some(w)) => w.washer_inner_diameter_mm / 2.0,
+        _ => 0.0,
+    };
+    (0..FACE_RINGS)
+        .flat_map(|k| {
+            let rho = inner + (r - inner) * (k as f64 + 0.5) / FACE_RINGS as f64;
+            top_circle(board, p, rho, ((RIM_POINTS as f64 * rho / r).round() as usize).max(4))
+        })
+        .collect()
+}
+
+/// A piece's top face is sampled on this many circles for its visibility ...
+const FACE_RINGS: usize = 4;
+/// ... with this many points on the outermost (one every 10 degrees).
+const RIM_POINTS: usize = 36;
+
 /// The truth for a validated scene whose image is written as `image_file`.
 pub fn truth_for(ls: &LoadedScene, image_file: &str) -> Truth {
     let cam = ls.scene.camera.intrinsics;
+    let world = crate::render::raycast::World::build(&ls.board, &ls.scene.pieces);
+    let eye = ls.pose.centre();
     let pieces = ls
         .scene
         .pieces
@@ -130,6 +210,7 @@ pub fn truth_for(ls: &LoadedScene, image_file: &str) -> Truth {
             let top = BoardPoint3::new(c.x_mm + axis[0] * h / 2.0, c.y_mm + axis[1] * h / 2.0, c.z_mm + axis[2] * h / 2.0);
             let image_centre = ls.pose.project(&cam, top);
             let in_frame = cap_edge_points(&ls.board, p, 16).iter().all(|q| pixel_in_frame(&cam, &ls.pose, *q, 0.0).is_some());
+            let visible_fraction = seen_share(&world, eye, &top_face_points(&ls.board, p));
             Some(PieceTruth {
                 id: p.id,
                 kind: p.kind,
@@ -146,6 +227,7 @@ pub fn truth_for(ls: &LoadedScene, image_file: &str) -> Truth {
                 value,
                 image_centre,
                 in_frame,
+                visible_fraction,
             })
         })
         .collect::<Vec<PieceTruth>>();

@@ -291,6 +291,27 @@ fn committed_truth_agrees_with_the_call_functions() {
     }
 }
 
+/// A piece's truth says how much of its top face the camera sees: a washer on the floor behind a board's near end
+/// (varied 35: nothing of it in the image) is hidden, the lower of two washers in a cup half hidden by the upper,
+/// and a washer alone on an open board seen whole. The committed truth holds the same as the scene gives.
+#[test]
+fn the_truth_says_how_much_of_a_piece_the_camera_sees() {
+    let load = |dir: &str| Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)).unwrap();
+    let seen = |f: &Fixture, id: &str| {
+        let fresh = boardcall::render::truth::truth_for(&f.scene().unwrap(), &f.truth.image);
+        let t = *fresh.pieces.iter().find(|p| p.id.to_string() == id).expect("the piece");
+        let committed = f.truth.pieces.iter().find(|p| p.id.to_string() == id).expect("the piece");
+        assert!((t.visible_fraction - committed.visible_fraction).abs() < 1e-12, "{id}: {} vs committed {}", t.visible_fraction, committed.visible_fraction);
+        t
+    };
+    let behind = seen(&load("fixtures/varied/35-yocu-9-plain-whole-brown"), "blue#1");
+    assert!(behind.in_frame && behind.visible_fraction < 0.05 && !behind.must_be_found(), "{behind:?}");
+    let under = seen(&load("fixtures/scenes/36-holeyboard-two_in_hole"), "red#1");
+    assert!(under.visible_fraction > 0.1 && under.visible_fraction < 0.5, "{under:?}");
+    let open = seen(&load("fixtures/scenes/36-holeyboard-two_in_hole"), "red#2");
+    assert!((open.visible_fraction - 1.0).abs() < 1e-12 && open.must_be_found(), "{open:?}");
+}
+
 #[test]
 fn a_committed_fixture_regenerates_byte_for_byte() {
     // The recipe regenerates the committed scenes exactly, and one image (the
