@@ -116,12 +116,16 @@ pub(super) fn run_setup(
         extra.extend([("setup_cx_sigma_px", sx), ("setup_cy_sigma_px", sy)]);
     }
     est.camera.save(&camera_out, &extra)?;
-    for (bp, path) in est.poses.iter().zip(&pose_outs) {
-        bp.save(path)?;
+    // One pose file per frame used (a frame left out has none).
+    for (bp, &i) in est.poses.iter().zip(&est.frames_used) {
+        bp.save(&pose_outs[i])?;
     }
-    // The overlay of the first frame: the board model drawn with the set-up camera and pose.
+    for left in &est.frames_left_out {
+        eprintln!("boardcall: frame {} ({}) left out: {}", left.index, images[left.index].display(), left.reason);
+    }
+    // The overlay of the first frame used: the board model drawn with the set-up camera and pose.
     let mut und = boardcall::undistort::Undistorter::new(est.camera, Default::default())?;
-    let u = und.run(&frames[0])?;
+    let u = und.run(&frames[est.frames_used[0]])?;
     let mut locator = boardcall::locate::Locator::new(&board, boardcall::locate::LocateConfig::default());
     boardcall::frame::write_png(&locator.overlay(&u, &est.poses[0].pose)?, &overlay_out)?;
     say!("{}", serde_json::to_string_pretty(&est)?);

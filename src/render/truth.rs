@@ -55,7 +55,7 @@ pub const IN_VIEW_FRACTION: f64 = 0.5;
 
 impl PieceTruth {
     /// Whether a detector must find the piece: its whole top outline in the frame and more than half of it seen
-    /// ([`IN_VIEW_FRACTION`]). Any other piece need not be found, but a detection of it is no extra piece.
+    /// ([`IN_VIEW_FRACTION`]). Any other piece need not be found; found, it is measured as any other (`eval`).
     pub fn must_be_found(&self) -> bool {
         self.in_frame && self.visible_fraction > IN_VIEW_FRACTION
     }

@@ -161,13 +161,26 @@ pub struct CameraSetup {
     /// One standard deviation of the principal point's `cx` and `cy`, px, where several frames fixed it; `None`
     /// (null) where it is assumed at the image centre (one frame, or frames that do not fix it).
     pub principal_point_sigma_px: Option<[f64; 2]>,
-    /// Per frame: the pose found with the set-up camera, as `locate` reports it.
+    /// The frames the estimate used (indices into those given), in order: every one, unless some were left out.
+    pub frames_used: Vec<usize>,
+    /// Frames left out, with the reason: where several frames were given, one in which the board is not found or
+    /// not confirmed is left out and the set-up made from the rest (as a calibration leaves out a view without its
+    /// pattern), rather than refused.
+    pub frames_left_out: Vec<FrameLeftOut>,
+    /// Per frame used (`frames_used`): the pose found with the set-up camera, as `locate` reports it.
     pub poses: Vec<BoardPose>,
     /// Mean truncated edge residual per model edge sample at the estimate, px^2 (a missed sample counts 1); not a
     /// number (null in JSON) when the edges were not used (typed points with the focal length given, no distortion).
     pub edge_cost_px2: f64,
     /// What the estimate assumes rather than measures.
     pub assumptions: Vec<String>,
+}
+
+/// A frame the set-up left out, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrameLeftOut {
+    pub index: usize,
+    pub reason: String,
 }
 
 fn serialise_camera<S: serde::Serializer>(c: &Camera, s: S) -> Result<S::Ok, S::Error> {
@@ -200,6 +213,65 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
 /// [`setup`], telling `progress` what it does as it starts each stage (the command line's progress line: a set-up
 /// from several frames takes tens of seconds).
 pub fn setup_with_progress(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>, cfg: &SetupConfig, progress: &dyn Fn(&str)) -> Result<CameraSetup, SetupError> {
+    let mut used: Vec<usize> = (0..frames.len()).collect();
+    let mut left_out = Vec::new();
+    loop {
+        let chosen: Vec<Frame> = used.iter().map(|&i| frames[i].clone()).collect();
+        match setup_frames(board, &chosen, points, cfg, progress) {
+            Ok(mut est) => {
+                est.frames_used = used;
+                est.frames_left_out = left_out;
+                return Ok(est);
+            }
+            // Of several frames, one the board is not found or confirmed in is left out, the rest set up again.
+            Err(e) => {
+                let e = renumbered(e, &used);
+                match frame_at_fault(&e).and_then(|index| used.iter().position(|&i| i == index)) {
+                    Some(k) if used.len() > 1 => {
+                        let index = used.remove(k);
+                        progress(&format!("frame {index} left out ({e}); setting up from the other {}", used.len()));
+                        left_out.push(FrameLeftOut { index, reason: with_causes(&e) });
+                    }
+                    _ => return Err(e),
+                }
+            }
+        }
+    }
+}
+
+/// An error's message followed by its causes', as the command line prints an error.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// Which frame a refusal is about, if it is about one.
+fn frame_at_fault(e: &SetupError) -> Option<usize> {
+    match e {
+        SetupError::BoardNotFound { index, .. } | SetupError::NotConfirmed { index, .. } => Some(*index),
+        _ => None,
+    }
+}
+
+/// `e` with a frame's index among the frames set up (`used`) turned back into its index among those given.
+fn renumbered(e: SetupError, used: &[usize]) -> SetupError {
+    let given = |i: usize| used.get(i).copied().unwrap_or(i);
+    match e {
+        SetupError::BoardNotFound { index, min_fov_deg, max_fov_deg, reason } => SetupError::BoardNotFound { index: given(index), min_fov_deg, max_fov_deg, reason },
+        SetupError::NotConfirmed { index, source } => SetupError::NotConfirmed { index: given(index), source },
+        SetupError::FrameSizes { index, got_width, got_height, want_width, want_height } => SetupError::FrameSizes { index: given(index), got_width, got_height, want_width, want_height },
+        e => e,
+    }
+}
+
+/// One set-up from exactly these frames (the frames' indices in its errors are theirs among them).
+fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>, cfg: &SetupConfig, progress: &dyn Fn(&str)) -> Result<CameraSetup, SetupError> {
     let first = frames.first().ok_or(SetupError::NoFrames)?;
     let (w, h) = (first.width(), first.height());
     for (index, f) in frames.iter().enumerate() {
@@ -242,6 +314,8 @@ pub fn setup_with_progress(board: &Board, frames: &[Frame], points: Option<&[Cor
                     focal_sigma_px: 0.0,
                     distortion_sigma: Vec::new(),
                     principal_point_sigma_px: None,
+                    frames_used: vec![0],
+                    frames_left_out: Vec::new(),
                     poses: vec![bp],
                     edge_cost_px2: f64::NAN,
                     assumptions,
@@ -282,6 +356,8 @@ pub fn setup_with_progress(board: &Board, frames: &[Frame], points: Option<&[Cor
         focal_sigma_px: est.focal_sigma_px,
         distortion_sigma: est.distortion_sigma,
         principal_point_sigma_px: est.principal_point_sigma_px,
+        frames_used: (0..frames.len()).collect(),
+        frames_left_out: Vec::new(),
         poses: confirmed,
         edge_cost_px2: est.mean_cost_px2,
         assumptions,
