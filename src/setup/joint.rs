@@ -14,7 +14,7 @@
 //! One view of a plane cannot tell the principal point from the pose; several views at different slants can (as in
 //! Zhang's calibration from views of a planar target), so the principal point is an unknown only with several frames.
 
-use super::refine::{param, solve_dyn, with_param, Refiner, Trial};
+use super::refine::{param, solve_dyn, with_param, Refiner, Trial, MIN_BOWL_R2};
 use super::SetupError;
 use crate::camera::{Camera, CameraPose};
 
@@ -46,12 +46,9 @@ const MAX_STEP_SPACINGS: f64 = 2.0;
 const CONVERGED_SPACINGS: f64 = 0.25;
 /// A step that does not lower the cost is halved this many times before the estimate is taken as the minimum.
 const STEP_HALVINGS: usize = 2;
-/// Least share of the cost's variation over the design that the quadratic must explain (as the line searches' bowl,
-/// `refine::MIN_BOWL_R2`): below it the trials jump between poses and its minimum and curvature mean nothing.
-const MIN_BOWL_R2: f64 = 0.8;
 
 /// A quadratic fitted to the cost over a design, in coordinates of trial spacings about its centre.
-struct Bowl {
+pub(super) struct Bowl {
     /// The gradient and the Hessian of the cost per sample (px^2 per spacing, per spacing squared).
     gradient: Vec<f64>,
     hessian: Vec<Vec<f64>>,
@@ -67,7 +64,7 @@ impl Bowl {
 
     /// Each unknown's marginal standard deviation, in spacings, for a per-sample cost whose unit curvature is worth
     /// `variance_scale` ([`Trial::variance_scale`]).
-    fn sigmas(&self, variance_scale: f64) -> Option<Vec<f64>> {
+    pub(super) fn sigmas(&self, variance_scale: f64) -> Option<Vec<f64>> {
         let inverse = inverse(&self.hessian)?;
         positive_definite(&self.hessian).then(|| (0..inverse.len()).map(|i| (variance_scale * inverse[i][i]).sqrt()).collect())
     }
@@ -137,6 +134,7 @@ impl Refiner<'_> {
             rows.push((features(v), cost));
         }
         let (bowl, r2) = fit_bowl(&rows, n).ok_or_else(valley)?;
+        // The least share of the cost's variation the quadratic must explain, as for the line searches' parabola.
         if r2 < MIN_BOWL_R2 {
             return Err(SetupError::Unconstrained {
                 what: "camera",
@@ -149,7 +147,7 @@ impl Refiner<'_> {
 
 /// The least-squares quadratic through `rows` (each a design point's [`features`] and its cost) in `n` unknowns, and
 /// the share of the cost's variation over them that it explains; `None` if the design does not fix it.
-fn fit_bowl(rows: &[(Vec<f64>, f64)], n: usize) -> Option<(Bowl, f64)> {
+pub(super) fn fit_bowl(rows: &[(Vec<f64>, f64)], n: usize) -> Option<(Bowl, f64)> {
     let k = rows.first()?.0.len();
     let mut m = vec![vec![0.0f64; k]; k];
     let mut r = vec![0.0f64; k];
@@ -212,7 +210,7 @@ fn design(n: usize) -> Vec<Vec<f64>> {
 }
 
 /// A design point's quadratic features: 1, each coordinate, each squared, each pair's product.
-fn features(v: &[f64]) -> Vec<f64> {
+pub(super) fn features(v: &[f64]) -> Vec<f64> {
     let n = v.len();
     let mut f = Vec::with_capacity(1 + 2 * n + n * (n - 1) / 2);
     f.push(1.0);

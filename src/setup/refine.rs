@@ -10,7 +10,7 @@
 //! blur, its shading, and whatever the maker or the model got wrong about it), so each edge counts as one
 //! measurement: the variance is scaled by samples per confirmed edge.
 
-use super::joint::Unknown;
+use super::joint::{features as bowl_features, fit_bowl, Unknown};
 use super::SetupError;
 use crate::board::Board;
 use crate::camera::{BrownConrady, Camera, CameraPose, Distortion, KannalaBrandt, LensModel};
@@ -30,7 +30,7 @@ struct Search {
 
 /// Least share of the cost's variation around the minimum that the parabola must explain: below it the trials
 /// jump (a pose refit that lost some edges), and its minimum and curvature mean nothing.
-const MIN_BOWL_R2: f64 = 0.8;
+pub(super) const MIN_BOWL_R2: f64 = 0.8;
 /// The joint bowl's grid spacing, in fine steps: wide enough that the cost's small jumps (samples crossing the
 /// inlier distance) do not swamp its curvature.
 const JOINT_STEPS: f64 = 3.0;
@@ -247,7 +247,7 @@ impl<'a> Refiner<'a> {
     /// grid of `steps` around `cam` (each trial refit from the centre's fit), each edge one measurement.
     fn joint_sigmas(&mut self, cam: &Camera, poses: &[CameraPose], steps: [f64; 2]) -> Result<(f64, f64), SetupError> {
         let centre = [param(cam, 0), param(cam, 1)];
-        let mut rows: Vec<([f64; 6], f64)> = Vec::with_capacity(9);
+        let mut rows: Vec<(Vec<f64>, f64)> = Vec::with_capacity(9);
         let mut at_centre = None;
         for i in -1i32..=1 {
             for j in -1i32..=1 {
@@ -260,35 +260,21 @@ impl<'a> Refiner<'a> {
                 if i == 0 && j == 0 {
                     at_centre = Some(t.clone());
                 }
-                rows.push(([u * u, v * v, u * v, u, v, 1.0], t.cost));
+                // In steps: the quadratic's coordinates, as the joint refinement's bowl takes them.
+                rows.push((bowl_features(&[f64::from(i), f64::from(j)]), t.cost));
             }
         }
         let t = at_centre.expect("the grid has a centre");
-        // Least squares for cost = a u^2 + b v^2 + c u v + d u + e v + f.
-        let mut m = [[0.0f64; 6]; 6];
-        let mut r = [0.0f64; 6];
-        for (row, y) in &rows {
-            for a in 0..6 {
-                for b in 0..6 {
-                    m[a][b] += row[a] * row[b];
-                }
-                r[a] += row[a] * y;
-            }
-        }
-        let Some(q) = solve(m, r) else {
+        let Some((bowl, _)) = fit_bowl(&rows, 2) else {
             return Err(SetupError::Unconstrained { what: "focal length", reason: "the trials around the best camera do not fix a bowl".into() });
         };
-        // Cost per sample: the Hessian of the summed cost is samples * [[2a, c], [c, 2b]].
-        let (h11, h22, h12) = (2.0 * q[0], 2.0 * q[1], q[2]);
-        let det = h11 * h22 - h12 * h12;
-        if !(h11 > 0.0 && h22 > 0.0 && det > 0.0) {
+        let Some(sigmas) = bowl.sigmas(t.variance_scale()) else {
             return Err(SetupError::Unconstrained {
                 what: "focal length",
                 reason: "the focal length and k1 trade off along a valley of equal fit: the frames do not tell them apart".into(),
             });
-        }
-        let scale = t.variance_scale();
-        Ok(((scale * h22 / det).sqrt(), (scale * h11 / det).sqrt()))
+        };
+        Ok((sigmas[0] * steps[0], sigmas[1] * steps[1]))
     }
 
     /// Minimises the cost over unknown `which` (0: log focal length, 1: k1, 2: k2), the others held.

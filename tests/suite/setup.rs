@@ -153,8 +153,20 @@ fn check_frames(set: &str, given: &[usize], cfg: SetupConfig, max_focal: f64, ma
             .into_iter()
             .map(|(p, px)| pose.pose.project(&est.camera, p).map_or(f64::INFINITY, |q| q.distance(px)))
             .fold(0.0, f64::max);
+        // The figures docs/camera.md quotes (`-- --nocapture`).
+        eprintln!("{set} frame {}: the board within {px:.2} px of its true image", given[k]);
         assert!(px <= max_px, "{set} frame {}: the board reprojects {px:.2} px from its true image", given[k]);
     }
+    eprintln!(
+        "{set}: fx {:.2} vs true {:.2} ({:+.2} %), principal point ({:.1}, {:.1}) vs true ({:.1}, {:.1}), sigmas ({sx:.1}, {sy:.1}) px",
+        est.camera.fx,
+        cam.fx,
+        100.0 * (est.camera.fx - cam.fx) / cam.fx,
+        est.camera.cx,
+        est.camera.cy,
+        cam.cx,
+        cam.cy
+    );
     est
 }
 
