@@ -5,7 +5,8 @@
 //! (its outline's edges split between two circles of a disc's size, or a crescent
 //! of one beside its rim: [`crate::detect::split`]). Discs the circle search misses
 //! (against a wall, a partition, the gate bar or another disc, or washed out by
-//! glare) are searched for in the pale colour left over.
+//! glare) are searched for in the pale colour left over, where a disc may count
+//! (in the compartments and the gate, not deep in the field).
 
 use super::{PieceModel, Rest, RestHeight};
 use crate::board::{PieceSize, Sjoelbak};
@@ -45,6 +46,14 @@ const STACK_START_REACH: f64 = 1.0;
 /// fisheye's view, 24 of 72). From the proposal's centre none is asked: where the upper rim passes over the lower
 /// disc, wood over wood, it may show little (own renders: 48 of 72).
 const STACK_TOP_EDGE_SHARE: f64 = 0.75;
+/// A disc whose centre lies further than this many radii past the gate bar's front lies wholly in the field,
+/// clear of the gate by a radius (a disc touching the gate's front has its centre one radius past it; the second
+/// radius takes in the pose's and the fit's few millimetres): it counts for nothing (the rules count the discs
+/// that have passed the gate's front completely, and the jury returns the rest for the next sub-turn). The costly
+/// searches for discs the circle search missed (recovery, discs on stacks) look only nearer: where a disc counts
+/// or may. (Sjoelbak bench frame: recovery over the field's glare and two stack searches on the field's grain
+/// were two thirds of the score path, and found nothing.)
+const FIELD_CLEARANCE_RADII: f64 = 2.0;
 /// Rounds of recovery: each finds at most one disc (the detections found so
 /// far then hide outline for the next).
 const MAX_RECOVERY_ROUNDS: usize = 4;
@@ -193,6 +202,14 @@ impl DiscModel {
     fn may_lie(&self, cx: &Ctx, c: BoardPoint) -> bool {
         self.within_walls(c) && !self.on_partition_or_gate_bar(c, 0.0) && cx.sees(c.at_height(self.shape.top_z_mm))
     }
+
+    /// Whether a disc about board point `c` may count: it lies inside the walls, in the compartments or the gate,
+    /// or in the field no further than [`FIELD_CLEARANCE_RADII`] past the gate's front (it may touch the gate).
+    /// Beyond, in the field, a disc counts for nothing.
+    fn may_count(&self, c: BoardPoint) -> bool {
+        self.within_walls(c) && c.y_mm < self.gate_front_mm + FIELD_CLEARANCE_RADII * self.shape.radius_mm
+    }
+
 
     /// What the board says of the discs' places. An outline fitted flat on the
     /// surface with its centre beyond a wall, which no stack of discs explains
@@ -469,8 +486,8 @@ impl DiscModel {
         }
     }
 
-    /// Discs the circle search missed: each pale blob no disc accounts for is
-    /// searched for one, from starts spread over the blob, by an outline fit
+    /// Discs the circle search missed where a disc may count ([`DiscModel::may_count`]): each pale blob there that
+    /// no disc accounts for is searched for one, from starts spread over the blob, by an outline fit
     /// over the probes the camera can see (the discs found so far hide outline
     /// too); the best-supported fit that passes the piece checks and explains
     /// enough of the blob is kept. Repeated while it finds discs.
@@ -482,7 +499,7 @@ impl DiscModel {
         for _ in 0..MAX_RECOVERY_ROUNDS {
             let hiding = Occluders::new(out.pieces.iter().map(|d| cx.occluder(d)).collect());
             let rc = Ctx { fit_cfg, ..cx.hidden_by(&hiding) };
-            let found = proposals::leftover_blobs(&rc, 0, None, out, &proposals::anywhere, &[]).into_iter().find_map(|blob| {
+            let found = proposals::leftover_blobs(&rc, 0, None, out, &|c| self.may_count(c), &[]).into_iter().find_map(|blob| {
                 let cells = blob.points(&rc.geo.grid);
                 let explains = |d: &Detection| {
                     let seen = rc.seen_on_grid(d);
@@ -613,7 +630,8 @@ impl PieceModel for DiscModel {
         self.recover(cx, out);
         // A disc recovery finds may lie on another as well.
         self.look_under(cx, out, verified);
-        for left in &unexplained_outlines {
+        // Where a disc may count: one on a stack in the field would count for nothing.
+        for left in unexplained_outlines.iter().filter(|left| self.may_count(left.proposal)) {
             self.on_a_stack(cx, left.proposal, out);
         }
         // A crisp outline of a disc's size rejected only for its uneven face, that no disc found explains, may be
@@ -784,6 +802,20 @@ mod tests {
         assert!(m.into_solid(BoardPoint::new(25.0, 50.0)).is_none());
         let (by, _) = m.into_solid(BoardPoint::new(23.0, 50.0)).unwrap();
         assert!((by - 6.0).abs() < 1e-9, "{by}");
+    }
+
+    /// The searches for missed discs look where a disc may count: in the compartments, in the gate, and touching
+    /// its front (a centre a radius past it, 26 mm), not deep in the field nor beyond a wall.
+    #[test]
+    fn missed_discs_are_looked_for_where_a_disc_may_count() {
+        let m = model();
+        let gate_front = 120.0;
+        assert!(m.may_count(BoardPoint::new(-150.0, 40.0)), "in a compartment");
+        assert!(m.may_count(BoardPoint::new(0.0, 110.0)), "in the gate");
+        assert!(m.may_count(BoardPoint::new(0.0, gate_front + 26.0 + 5.0)), "touching the gate's front, the pose a few mm off");
+        assert!(!m.may_count(BoardPoint::new(0.0, gate_front + 60.0)), "clear of the gate, in the field");
+        assert!(!m.may_count(BoardPoint::new(0.0, 900.0)), "deep in the field");
+        assert!(!m.may_count(BoardPoint::new(260.0, 40.0)), "beyond a wall");
     }
 
     #[test]
