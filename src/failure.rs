@@ -127,7 +127,8 @@ fn setup_error(e: &crate::setup::SetupError) -> Failure {
     match e {
         E::NoFrames | E::PointsNeedOneFrame { .. } | E::FocalLength { .. } => Failure::Usage,
         E::FrameSizes { .. } => Failure::Input,
-        E::PointsUnconstrained { .. } | E::BoardNotFound { .. } | E::Unconstrained { .. } | E::NotConfirmed { .. } => Failure::Refused,
+        E::PointsUnconstrained { .. } | E::BoardNotFound { .. } | E::Unconstrained { .. } | E::NotConfirmed { .. } | E::RepeatedView { .. } => Failure::Refused,
+        E::AfterLeavingOut { source, .. } => setup_error(source),
         E::Locate(source) => locate_error(source),
         E::Frame(source) => frame_error(source),
         E::Camera(source) => camera_error(source),

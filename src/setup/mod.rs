@@ -34,6 +34,7 @@ pub mod points;
 pub mod refine;
 
 use crate::board::Board;
+use crate::calibrate::DUPLICATE_MAX_MEAN_PX;
 use crate::camera::{Camera, CameraError, CameraPose, Distortion, KannalaBrandt, LensModel};
 use crate::frame::{Frame, FrameError};
 use crate::locate::{locate_from_points, BoardPose, Correspondence, LocateConfig, LocateError, Locator};
@@ -92,6 +93,14 @@ pub enum SetupError {
     BoardNotFound { index: usize, min_fov_deg: f64, max_fov_deg: f64, reason: String },
     #[error("the frames do not constrain the {what}: {reason}")]
     Unconstrained { what: &'static str, reason: String },
+    #[error("frame {index} repeats the view of frame {same_as} (the playing surface's corners {mean_px:.2} px apart on average): the same view twice is one measurement, not two")]
+    RepeatedView { index: usize, same_as: usize, mean_px: f64 },
+    #[error("refused after leaving out {}", left_out_list(left_out))]
+    AfterLeavingOut {
+        left_out: Vec<FrameLeftOut>,
+        #[source]
+        source: Box<SetupError>,
+    },
     #[error("the set-up camera's pose is not confirmed by frame {index}")]
     NotConfirmed {
         index: usize,
@@ -110,7 +119,8 @@ impl SetupError {
     /// Whether the frames were read but give no trustworthy camera (exit code 4), rather than bad input.
     pub fn is_refusal(&self) -> bool {
         match self {
-            SetupError::PointsUnconstrained { .. } | SetupError::BoardNotFound { .. } | SetupError::Unconstrained { .. } | SetupError::NotConfirmed { .. } => true,
+            SetupError::PointsUnconstrained { .. } | SetupError::BoardNotFound { .. } | SetupError::Unconstrained { .. } | SetupError::NotConfirmed { .. } | SetupError::RepeatedView { .. } => true,
+            SetupError::AfterLeavingOut { source, .. } => source.is_refusal(),
             SetupError::Locate(e) => e.is_refusal(),
             _ => false,
         }
@@ -232,11 +242,18 @@ pub fn setup_with_progress(board: &Board, frames: &[Frame], points: Option<&[Cor
                         progress(&format!("frame {index} left out ({e}); setting up from the other {}", used.len()));
                         left_out.push(FrameLeftOut { index, reason: with_causes(&e) });
                     }
+                    // Refused with frames left out before: the refusal says which, and why.
+                    _ if !left_out.is_empty() => return Err(SetupError::AfterLeavingOut { left_out, source: Box::new(e) }),
                     _ => return Err(e),
                 }
             }
         }
     }
+}
+
+/// The frames left out, each with its reason: "frame 3 (...), frame 1 (...)".
+fn left_out_list(left_out: &[FrameLeftOut]) -> String {
+    left_out.iter().map(|f| format!("frame {} ({})", f.index, f.reason)).collect::<Vec<_>>().join(", ")
 }
 
 /// An error's message followed by its causes', as the command line prints an error.
@@ -254,7 +271,7 @@ fn with_causes(e: &dyn std::error::Error) -> String {
 /// Which frame a refusal is about, if it is about one.
 fn frame_at_fault(e: &SetupError) -> Option<usize> {
     match e {
-        SetupError::BoardNotFound { index, .. } | SetupError::NotConfirmed { index, .. } => Some(*index),
+        SetupError::BoardNotFound { index, .. } | SetupError::NotConfirmed { index, .. } | SetupError::RepeatedView { index, .. } => Some(*index),
         _ => None,
     }
 }
@@ -265,6 +282,7 @@ fn renumbered(e: SetupError, used: &[usize]) -> SetupError {
     match e {
         SetupError::BoardNotFound { index, min_fov_deg, max_fov_deg, reason } => SetupError::BoardNotFound { index: given(index), min_fov_deg, max_fov_deg, reason },
         SetupError::NotConfirmed { index, source } => SetupError::NotConfirmed { index: given(index), source },
+        SetupError::RepeatedView { index, same_as, mean_px } => SetupError::RepeatedView { index: given(index), same_as: given(same_as), mean_px },
         SetupError::FrameSizes { index, got_width, got_height, want_width, want_height } => SetupError::FrameSizes { index: given(index), got_width, got_height, want_width, want_height },
         e => e,
     }
@@ -329,6 +347,9 @@ fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence
         }
         None => {
             let (camera, poses) = automatic_start(board, frames, cfg, progress)?;
+            if let Some((index, same_as, mean_px)) = repeated_view(board, &camera, &poses) {
+                return Err(SetupError::RepeatedView { index, same_as, mean_px });
+            }
             (SetupStart::Automatic, camera, poses)
         }
     };
@@ -362,6 +383,21 @@ fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence
         edge_cost_px2: est.mean_cost_px2,
         assumptions,
     })
+}
+
+/// The first frame whose view repeats an earlier one's, `(frame, earlier, mean distance px)`: the corners of the
+/// playing surface imaged by `camera` with the two poses less than [`DUPLICATE_MAX_MEAN_PX`] apart on average, as
+/// `calibrate` drops a near-duplicate view of its target. The same edges at the same pixels, under the same lens
+/// error and the same build, are one measurement, not two independent ones: the same frame given twice divided
+/// the focal length's sigma by the square root of two (19.5 -> 13.8 px on `fixtures/setup/holeyboard-brown/frame-0`).
+fn repeated_view(board: &Board, camera: &Camera, poses: &[CameraPose]) -> Option<(usize, usize, f64)> {
+    let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
+    let corners = [(-hw, 0.0), (hw, 0.0), (-hw, len), (hw, len)].map(|(x, y)| crate::geom::BoardPoint3::new(x, y, 0.0));
+    let mean_apart = |a: &CameraPose, b: &CameraPose| -> Option<f64> {
+        let d: Option<Vec<f64>> = corners.iter().map(|&c| Some(a.project(camera, c)?.distance(b.project(camera, c)?))).collect();
+        d.map(|d| d.iter().sum::<f64>() / d.len() as f64)
+    };
+    (1..poses.len()).find_map(|j| (0..j).find_map(|i| mean_apart(&poses[i], &poses[j]).filter(|d| *d < DUPLICATE_MAX_MEAN_PX).map(|d| (j, i, d))))
 }
 
 /// The automatic start: each frame located under the ladder of focal-length guesses; the guess whose fits (confirmed
@@ -400,7 +436,7 @@ fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig, progress:
             let found = match locator.run(&u) {
                 Ok(bp) => Some(bp.pose),
                 Err(e) if e.is_refusal() => {
-                    last_reason = format!("frame {index} at {:.0} degrees: {e}", fov(f));
+                    last_reason = format!("at {:.0} degrees: {e}", fov(f));
                     unfound = index;
                     confirmed = false;
                     locator.last_candidate()

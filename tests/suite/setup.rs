@@ -192,6 +192,38 @@ fn a_frame_the_board_is_not_confirmed_in_is_left_out() {
     assert!(left.index == 3 && left.reason.contains("frame 3"), "{left:?}");
 }
 
+/// The same view given twice is one measurement, not two: the repeat is left out, said so, and the camera is the
+/// one frame's, its sigma not divided by the square root of two (19.5 px either way; counted twice it was 13.8).
+#[test]
+fn a_repeated_view_is_left_out_not_counted_twice() {
+    let (_, board, frame) = fixture("fixtures/setup/holeyboard-brown/frame-0");
+    let once = setup::setup(&board, std::slice::from_ref(&frame), None, &SetupConfig::default()).unwrap();
+    let twice = setup::setup(&board, &[frame.clone(), frame], None, &SetupConfig::default()).unwrap();
+    assert_eq!(twice.frames_used, [0]);
+    assert_eq!(twice.frames_left_out.len(), 1, "{:?}", twice.frames_left_out);
+    let left = &twice.frames_left_out[0];
+    assert!(left.index == 1 && left.reason.contains("repeats the view of frame 0"), "{left:?}");
+    // The same estimate, to rounding.
+    assert!((twice.camera.fx - once.camera.fx).abs() < 1e-6 * once.camera.fx, "fx {} vs {}", twice.camera.fx, once.camera.fx);
+    assert!((twice.focal_sigma_px - once.focal_sigma_px).abs() < 1e-6 * once.focal_sigma_px, "sigma {} vs {}", twice.focal_sigma_px, once.focal_sigma_px);
+}
+
+/// A set-up refused after frames were left out says which, and why, before the refusal itself: two frames with no
+/// board in them (a plain grey wall), the first left out, the second refused, both named.
+#[test]
+fn a_refusal_after_leaving_out_frames_names_them() {
+    let (_, board, _) = fixture("fixtures/setup/holeyboard-brown/frame-0");
+    let grey = |level: f64| Frame::from_mat(opencv::core::Mat::new_rows_cols_with_default(960, 1280, opencv::core::CV_8UC3, opencv::core::Scalar::all(level)).unwrap()).unwrap();
+    let err = setup::setup(&board, &[grey(128.0), grey(90.0)], None, &SetupConfig::default()).unwrap_err();
+    assert!(err.is_refusal(), "{err}");
+    let SetupError::AfterLeavingOut { left_out, source } = &err else { panic!("not the refusal after leaving out: {err}") };
+    assert_eq!(left_out.len(), 1, "{left_out:?}");
+    assert!(left_out[0].index == 0 && left_out[0].reason.contains("frame 0"), "{left_out:?}");
+    assert!(matches!(**source, SetupError::BoardNotFound { index: 1, .. }), "{source}");
+    let text = err.to_string();
+    assert!(text.starts_with("refused after leaving out frame 0 ("), "{text}");
+}
+
 /// A Brown lens from three frames: the focal length closer than any one frame gives it (-0.6 %, +1.7 %, +1.8 %
 /// alone; +0.3 % together), the principal point measured (9 px off the centre in x in this camera).
 #[test]
