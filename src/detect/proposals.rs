@@ -45,6 +45,11 @@ const HOUGH_CANNY_HIGH: f64 = 20.0;
 /// one side only (wood on wood: the lit side matches the board), still shows
 /// more than this.
 const HOUGH_VOTES_FRACTION: f64 = 0.15;
+/// Votes of a faint circle ([`faint_circles`]): under a proposal's [`HOUGH_VOTES_FRACTION`], as the rim of a disc
+/// in a shadow shows (external sj_00: a disc in the gate bar's shadow beside another, which no proposal found, is
+/// found at 0.10), and as the board's grain shows too (the same frame: two more, on bare wood). So a faint circle
+/// is never counted: one the outline fit accepts only makes the frame need review.
+pub(super) const FAINT_VOTES_FRACTION: f64 = 0.10;
 /// Circle proposals closer than this fraction of a radius are one circle
 /// (the Hough transform's minimum distance): a disc on another shows its whole
 /// outline and the lower one an arc, their centres a third of a radius apart
@@ -261,7 +266,7 @@ pub(super) const SATURATION: usize = 1;
 /// channel costs a Hough transform over the whole grid.
 pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64, channels: &[usize]) -> Vec<BoardPoint> {
     // The channels' transforms are independent: run on the machine's cores, their circles taken in the channels' order.
-    let per_channel = crate::parallel::map_in_order(channels, |_: &mut (), &channel| circles_in(cx, channel, radius_mm));
+    let per_channel = crate::parallel::map_in_order(channels, |_: &mut (), &channel| circles_in(cx, channel, radius_mm, HOUGH_VOTES_FRACTION, f64::INFINITY));
     let mut found: Vec<BoardPoint> = Vec::new();
     for circles in per_channel {
         let before = found.len();
@@ -274,16 +279,44 @@ pub(super) fn circles_of_radius(cx: &Ctx, radius_mm: f64, channels: &[usize]) ->
     found
 }
 
-/// Circles of radius `radius_mm` in one channel of the grid.
-fn circles_in(cx: &Ctx, channel: usize, radius_mm: f64) -> Vec<BoardPoint> {
+/// Faint circles of the piece's size ([`FAINT_VOTES_FRACTION`] of their circumference in votes, in the grid's
+/// brightness and saturation) whose centres lie below `max_y_mm` along the board, where one would matter: those within
+/// [`STACKED_PROPOSAL_SEPARATION`] of a radius of one of the `proposed` circles are left out (they are that one).
+/// Only the grid's rows that reach there are transformed.
+pub(super) fn faint_circles(cx: &Ctx, proposed: &[BoardPoint], max_y_mm: f64) -> Vec<BoardPoint> {
+    let r = cx.geo.shape.radius_mm;
+    let per_channel = crate::parallel::map_in_order(&[VALUE, SATURATION], |_: &mut (), &channel| circles_in(cx, channel, r, FAINT_VOTES_FRACTION, max_y_mm));
+    let mut found: Vec<BoardPoint> = Vec::new();
+    for c in per_channel.into_iter().flatten() {
+        let near = |f: &BoardPoint| f.distance(c) < STACKED_PROPOSAL_SEPARATION * r;
+        if c.y_mm < max_y_mm && !proposed.iter().any(near) && !found.iter().any(near) {
+            found.push(c);
+        }
+    }
+    found
+}
+
+/// Cells a circle search's crop of the grid reaches past the circles it looks for: the 5x5 blur's two, the edge
+/// detector's one, and one for rounding.
+const CROP_MARGIN_CELLS: i64 = 4;
+
+/// Circles of radius `radius_mm` in one channel of the grid, of at least `votes_fraction` of their circumference in
+/// votes, over the grid's rows up to one holding a circle centred at `max_y_mm` along the board (infinite: all).
+fn circles_in(cx: &Ctx, channel: usize, radius_mm: f64, votes_fraction: f64, max_y_mm: f64) -> Vec<BoardPoint> {
     use opencv::core::{Mat, Size, Vec3f, Vector};
     use opencv::imgproc;
     let g = &cx.geo.grid;
     // Rounded to the nearest level by adding a half and truncating (the channel is 0..1, so never negative): `round`
     // is a library call on the baseline x86-64 target, over every cell of every frame.
-    let grey: Vec<u8> = cx.hsv[channel].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0 + 0.5) as u8 }).collect();
+    // The rows a circle centred up to `max_y_mm` reaches, with the blur's and the gradient's few cells beyond.
+    let rows = if max_y_mm.is_finite() { (((max_y_mm - g.y0) / g.step + radius_mm / g.step).ceil() as i64 + CROP_MARGIN_CELLS).clamp(0, g.rows as i64) as usize } else { g.rows as usize };
+    if rows == 0 {
+        return Vec::new();
+    }
+    let cells = rows * g.cols as usize;
+    let grey: Vec<u8> = cx.hsv[channel][..cells].iter().map(|v| if v.is_nan() { 0 } else { (v * 255.0 + 0.5) as u8 }).collect();
     let found = (|| -> opencv::Result<Vec<(f64, f64)>> {
-        let img = Mat::new_rows_cols_with_data(g.rows as i32, g.cols as i32, &grey)?;
+        let img = Mat::new_rows_cols_with_data(rows as i32, g.cols as i32, &grey)?;
         let mut smooth = Mat::default();
         imgproc::gaussian_blur_def(&img, &mut smooth, Size::new(5, 5), 1.2)?;
         let mut circles: Vector<Vec3f> = Vector::new();
@@ -298,7 +331,7 @@ fn circles_in(cx: &Ctx, channel: usize, radius_mm: f64) -> Vec<BoardPoint> {
             // half a radius apart (verification drops the same disc found twice).
             STACKED_PROPOSAL_SEPARATION * r_cells,
             HOUGH_CANNY_HIGH,
-            HOUGH_VOTES_FRACTION * std::f64::consts::TAU * r_cells,
+            votes_fraction * std::f64::consts::TAU * r_cells,
             (r_cells * 0.85).floor() as i32,
             (r_cells * 1.15).ceil() as i32,
         )?;
