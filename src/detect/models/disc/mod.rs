@@ -25,9 +25,10 @@ mod stacks;
 /// clear of the gate by a radius (a disc touching the gate's front has its centre one radius past it; the second
 /// radius takes in the pose's and the fit's few millimetres): it counts for nothing (the rules count the discs
 /// that have passed the gate's front completely, and the jury returns the rest for the next sub-turn). The costly
-/// searches for discs the circle search missed (recovery, discs on stacks) look only nearer: where a disc counts
-/// or may. (Sjoelbak bench frame: recovery over the field's glare and two stack searches on the field's grain
-/// were two thirds of the score path, and found nothing.)
+/// searches for discs the circle search missed (recovery, discs on stacks) look only nearer, where a disc counts
+/// or may, and only there is pale colour no disc explains a review. (Sjoelbak bench frame: recovery over the
+/// field's glare and two stack searches on the field's grain were two thirds of the score path, and found
+/// nothing; own scenes 16-18: 15-30 discs' worth of the field's glare flagged every frame.)
 const FIELD_CLEARANCE_RADII: f64 = 2.0;
 /// A disc fitted flat on the surface whose outline crosses a partition or a
 /// wall by more than this (mm) cannot lie there: the outline fit's error is a
