@@ -340,6 +340,12 @@ pub struct LocateConfig {
     /// (3.5 sigma, 1.2 mm at one level). Not the default until the refinement's
     /// end does not depend on which start reached it.
     pub line_levels: u32,
+    /// Once the search is narrow, each of the board's rules-fixed edges weighs as one measurement in the fit,
+    /// however many samples its length in the image gives it (see `fit::edge_weights`): measured on the
+    /// located poses' corner error, 0.42 -> 0.28 px (median) on the external renders, 0.15 -> 0.12 px on the own
+    /// scenes, 0.26 -> 0.20 px (mean) on the varied ones. `false`: each sample weighs alike (camera set-up,
+    /// whose trials compare cameras by the residual per sample, refits its poses so: `setup`).
+    pub weigh_edges_alike: bool,
 }
 
 impl Default for LocateConfig {
@@ -365,6 +371,7 @@ impl Default for LocateConfig {
             // correspondence is off by tens.
             max_points_rms_px: 4.0,
             line_levels: 1,
+            weigh_edges_alike: true,
         }
     }
 }

@@ -223,6 +223,10 @@ pub fn setup(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>,
 /// [`setup`], telling `progress` what it does as it starts each stage (the command line's progress line: a set-up
 /// from several frames takes tens of seconds).
 pub fn setup_with_progress(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>, cfg: &SetupConfig, progress: &dyn Fn(&str)) -> Result<CameraSetup, SetupError> {
+    // Every pose the set-up fits weighs each edge sample alike: its trials compare cameras by the residual per
+    // sample, and the poses it refits (and confirms) minimise that same sum, so the cost's bowl is the one the
+    // fits descend ([`LocateConfig::weigh_edges_alike`]).
+    let cfg = &SetupConfig { locate: LocateConfig { weigh_edges_alike: false, ..cfg.locate }, ..*cfg };
     let mut used: Vec<usize> = (0..frames.len()).collect();
     let mut left_out = Vec::new();
     loop {
@@ -353,7 +357,7 @@ fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence
             (SetupStart::Automatic, camera, poses)
         }
     };
-    let mut refiner = refine::Refiner::new(board, frames, cfg.lens).with_progress(progress);
+    let mut refiner = refine::Refiner::new(board, frames, cfg.lens, cfg.locate).with_progress(progress);
     let est = refiner.run(camera, poses, cfg.distortion, cfg.focal_px.is_some())?;
     if let Some([sx, sy]) = est.principal_point_sigma_px {
         // Several frames fixed the principal point: it is measured, not assumed.

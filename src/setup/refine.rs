@@ -137,8 +137,9 @@ impl Trial {
 }
 
 impl<'a> Refiner<'a> {
-    pub fn new(board: &Board, frames: &'a [Frame], lens: LensModel) -> Refiner<'a> {
-        Refiner { frames, lens, locator: Locator::new(board, LocateConfig::default()), progress: &|_| {} }
+    /// A refiner of `frames` of `board` whose poses are fitted as `locate` says.
+    pub fn new(board: &Board, frames: &'a [Frame], lens: LensModel, locate: LocateConfig) -> Refiner<'a> {
+        Refiner { frames, lens, locator: Locator::new(board, locate), progress: &|_| {} }
     }
 
     /// The refiner, telling `progress` what it does as it starts each search.
