@@ -268,6 +268,32 @@ fn a_side_read_on_a_ramp_is_located_within_its_sigma() {
     assert!(e.mm <= SIGMA_COVERAGE * found.position_sigma_mm, "{name}: {:.3} mm off, sigma {:.3} mm", e.mm, found.position_sigma_mm);
 }
 
+/// Varied 27: a whole yocu-4 board whose long sides (some 500 edge samples each) and ends outweighed its four hole
+/// rims (92 each) sample by sample, the sides' and ends' own errors with them: its worst key point 1.29 px off.
+/// Each rules-fixed edge now weighs as one measurement ([`LocateConfig::weigh_edges_alike`]): 0.55 px, within the
+/// pixel bar.
+#[test]
+fn each_edge_weighs_as_one_measurement_and_the_holes_hold_the_board() {
+    let name = "27-yocu-4-plain-whole-brown";
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
+    let f = Fixture::load(&dir).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    let und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap().run(&frame).unwrap();
+    let located = |alike: bool| {
+        let cfg = LocateConfig { weigh_edges_alike: alike, ..LocateConfig::default() };
+        let found = Locator::new(&board, cfg).run(&und).unwrap_or_else(|e| panic!("{name} (edges alike: {alike}): {e}"));
+        let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+        (found, e)
+    };
+    let (found, alike) = located(true);
+    let (_, by_sample) = located(false);
+    eprintln!("{name}: edges alike {:.3} px at {}, samples alike {:.3} px at {}", alike.px, alike.worst, by_sample.px, by_sample.worst);
+    assert!(alike.px <= MAX_REPROJECTION_PX, "{name}: {:.3} px off at {}", alike.px, alike.worst);
+    assert!(alike.mm <= SIGMA_COVERAGE * found.position_sigma_mm, "{name}: {:.3} mm off, sigma {:.3} mm", alike.mm, found.position_sigma_mm);
+    assert!(alike.px < by_sample.px, "{name}: edges alike {:.3} px, samples alike {:.3} px", alike.px, by_sample.px);
+}
+
 #[test]
 fn a_covered_board_is_refused() {
     for f in one_per_board() {
