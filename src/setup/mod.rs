@@ -139,7 +139,9 @@ pub struct SetupConfig {
     /// sensor width times image width): held, not estimated. Needed where the view cannot fix it (a board seen
     /// square on).
     pub focal_px: Option<f64>,
-    /// The verdict applied to the final pose in every frame.
+    /// How the frames' poses are fitted, and the verdict applied to the final pose in every frame. The set-up
+    /// fits every pose with each edge sample weighed alike, whatever `weigh_edges_alike` says (see
+    /// [`setup_with_progress`]).
     pub locate: LocateConfig,
 }
 
