@@ -21,7 +21,7 @@ pub use construction::{
 pub use layout::{Compartment, GateFace, Hole, Layout, PieceSize, ShuffleLines, ShuffleVariant, Shuffleboard, Sjoelbak, WasherBoard};
 pub use solids::{Cup, Part, ShapedBy, SolidBox, Solids};
 
-use crate::geom::BoardPoint;
+use crate::geom::{BoardPoint, BoardPoint3};
 use crate::piece::PieceKind;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -103,6 +103,12 @@ pub struct Surface {
 impl Surface {
     pub fn half_width(&self) -> f64 {
         self.width_mm / 2.0
+    }
+
+    /// The surface's four corners, on it: the target end's (`-x`, `+x`), then the far end's.
+    pub fn corners(&self) -> [BoardPoint3; 4] {
+        let (hw, len) = (self.half_width(), self.length_mm);
+        [(-hw, 0.0), (hw, 0.0), (-hw, len), (hw, len)].map(|(x, y)| BoardPoint3::new(x, y, 0.0))
     }
 
     /// Whether a point lies on the surface (edges included).

@@ -115,9 +115,10 @@ fn in_image(cam: &Camera, p: PixelPoint) -> bool {
 /// The surface points compared: its corners in view, else the visible ends of its long sides.
 fn corner_points(board: &Board, cam: &Camera, truth: &CameraPose) -> (usize, Vec<BoardPoint3>) {
     let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
-    let corners: Vec<BoardPoint3> = [(-hw, 0.0), (hw, 0.0), (-hw, len), (hw, len)]
+    let corners: Vec<BoardPoint3> = board
+        .surface
+        .corners()
         .into_iter()
-        .map(|(x, y)| BoardPoint3::new(x, y, 0.0))
         .filter(|p| truth.project(cam, *p).is_some_and(|q| in_image(cam, q)))
         .collect();
     if !corners.is_empty() {

@@ -397,8 +397,7 @@ fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence
 /// error and the same build, are one measurement, not two independent ones: the same frame given twice divided
 /// the focal length's sigma by the square root of two (19.5 -> 13.8 px on `fixtures/setup/holeyboard-brown/frame-0`).
 fn repeated_view(board: &Board, camera: &Camera, poses: &[CameraPose]) -> Option<(usize, usize, f64)> {
-    let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
-    let corners = [(-hw, 0.0), (hw, 0.0), (-hw, len), (hw, len)].map(|(x, y)| crate::geom::BoardPoint3::new(x, y, 0.0));
+    let corners = board.surface.corners();
     let mean_apart = |a: &CameraPose, b: &CameraPose| -> Option<f64> {
         let d: Option<Vec<f64>> = corners.iter().map(|&c| Some(a.project(camera, c)?.distance(b.project(camera, c)?))).collect();
         d.map(|d| d.iter().sum::<f64>() / d.len() as f64)
