@@ -708,6 +708,31 @@ mod tests {
         assert!(!loc.line_in_clear_span(&c, &at_line));
     }
 
+    /// The image of a top edge of the construction across the board (a sjoelbak's gate bar, 50 mm up) read on the
+    /// surface lies beyond the bar, in the stretch the surface has no line: it is the model's own line, not a
+    /// phantom. A line there on the surface itself, further out, still marks the reading.
+    #[test]
+    fn a_raised_top_edge_of_the_construction_is_no_phantom_line() {
+        let c = cam();
+        let board = Board::load("sjoelbak").unwrap();
+        let s = board.sjoelbak().unwrap();
+        let (gf, wh) = (s.gate_front_mm, s.construction.wall_height_mm);
+        let mut loc = Locator::new(&board, LocateConfig::default());
+        let hw = loc.model.ladders[0].half_width_mm;
+        // 600 mm up, 400 mm behind the bar: its top front edge is read on the surface 400 * 50 / 550 mm (36 mm)
+        // beyond the bar, past the clear span's margin.
+        let eye = gf - 400.0;
+        let pose = CameraPose::look_at(BoardPoint3::new(0.0, eye, 600.0), BoardPoint3::new(0.0, gf + 100.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        let image = |x: f64, y: f64, z: f64| pose.project(&c, BoardPoint3::new(x, y, z)).map(|p| [p.u, p.v]).unwrap();
+        let read_on_surface = eye + (gf - eye) * 600.0 / (600.0 - wh);
+        assert!(loc.model.clear_spans_mm.iter().any(|&(y0, y1)| read_on_surface > y0 && read_on_surface < y1), "{read_on_surface} mm lies in a clear span");
+        loc.lines = vec![line_through(image(-0.9 * hw, gf, wh), image(0.9 * hw, gf, wh))];
+        assert!(!loc.line_in_clear_span(&c, &pose));
+        let further = read_on_surface + 40.0;
+        loc.lines = vec![line_through(image(-0.9 * hw, further, 0.0), image(0.9 * hw, further, 0.0))];
+        assert!(loc.line_in_clear_span(&c, &pose));
+    }
+
     /// The closed form recovers an exact pose from exact lines.
     #[test]
     fn three_lines_give_the_pose() {

@@ -307,6 +307,13 @@ impl BoardModel {
                     let xo = x + t * x.signum();
                     edges.push(built(&format!("wall end top at x = {x}"), p3(x, len, wh), p3(xo, len, wh), vec![mv(pwh, up, up), mv(pt, [0.0; 3], [x.signum(), 0.0, 0.0])]));
                 }
+                // Where the side walls' inner faces meet the back wall's: upright from the surface's back corners (fixed
+                // by the rules) to the walls' top. The pose along the board is read there too when the back wall's
+                // foot lies in its own shadow, dark on dark, and its top is of a height the maker chose (real
+                // sjoelbak photo 153016: read without them, the back wall's top for its foot, 26 mm off).
+                for x in [hw, -hw] {
+                    edges.push(built(&format!("back inner corner at x = {x}"), p3(x, 0.0, 0.0), p3(x, 0.0, wh), vec![mv(pwh, [0.0; 3], up)]));
+                }
                 for x in [hw + t, -hw - t] {
                     let out = [x.signum(), -1.0, 0.0];
                     edges.push(built(&format!("back corner at x = {x}"), p3(x, -t, -fl), p3(x, -t, wh), vec![mv(pt, out, out), mv(pfl, down, [0.0; 3]), mv(pwh, [0.0; 3], up)]));

@@ -50,7 +50,7 @@ impl Refined {
 impl Locator {
     /// The first `y` in the model's clear spans where the image shows a straight
     /// edge right across the visible surface.
-    pub(super) fn phantom_line(&self, cam: &Camera, pose: &CameraPose) -> Option<f64> {
+    pub(super) fn phantom_line(&self, cam: &Camera, pose: &CameraPose, cons: &[f64]) -> Option<f64> {
         // Rows this far apart on the board, samples this far apart in the image.
         const ROW_STEP_MM: f64 = 2.0;
         const SAMPLE_STEP_PX: f64 = 4.0;
@@ -67,9 +67,14 @@ impl Locator {
         }
         // The visible samples of one row: image point and the normal across the row.
         let mut row: Vec<([f64; 2], [f64; 2])> = Vec::new();
+        let raised = self.raised_edges_on_surface(cam, pose, cons);
         for &(y0, y1) in &self.model.clear_spans_mm {
             let mut y = y0;
             while y <= y1 {
+                if raised.iter().any(|&(a, b)| y >= a && y <= b) {
+                    y += ROW_STEP_MM;
+                    continue;
+                }
                 let px_per_mm = match (project(cam, pose.to_camera(BoardPoint3::new(0.0, y, 0.0))), project(cam, pose.to_camera(BoardPoint3::new(0.0, y + 1.0, 0.0)))) {
                     (Some(p), Some(q)) => (q[0] - p[0]).hypot(q[1] - p[1]),
                     _ => 0.0,
@@ -114,6 +119,31 @@ impl Locator {
         None
     }
 
+    /// Where the construction's edges across the board that stand above or below the surface (a bridged gate bar's
+    /// or a wall's top) are imaged, as stretches of the surface's `y` (mm) read at its height with `pose`, each
+    /// widened by [`CLEAR_MARGIN_MM`]: the model has those lines, wherever they fall on the surface's image (real
+    /// sjoelbak photo 153016: the gate bar's top front edge, 34 mm up, is imaged where the surface is 12 mm past
+    /// the bar, and the right reading was refused for "a line where the board has none"). `cons`: the
+    /// construction's offsets from nominal (the fit's; none: nominal).
+    fn raised_edges_on_surface(&self, cam: &Camera, pose: &CameraPose, cons: &[f64]) -> Vec<(f64, f64)> {
+        self.model
+            .edges
+            .iter()
+            .filter(|e| !e.fixed)
+            .filter_map(|e| {
+                let EdgeShape::Segment { a, b } = e.shape else { return None };
+                let (a, b) = BoardModel::segment_at(e, a, b, cons);
+                let across = (b.x_mm - a.x_mm).abs() > (b.y_mm - a.y_mm).abs();
+                if !across || (a.z_mm.abs() < 1e-9 && b.z_mm.abs() < 1e-9) {
+                    return None;
+                }
+                let on_surface = |q: BoardPoint3| pose.project(cam, q).and_then(|px| pose.back_project(cam, px, 0.0)).map(|s| s.y_mm);
+                let (ya, yb) = (on_surface(a)?, on_surface(b)?);
+                Some((ya.min(yb) - CLEAR_MARGIN_MM, ya.max(yb) + CLEAR_MARGIN_MM))
+            })
+            .collect()
+    }
+
     /// Whether one of the frame's straight image lines ([`Locator::run`]'s) lies, read with `pose`, right across
     /// the surface (over [`PHANTOM_ROW_FRACTION`] of its width, nearly square to the sides) within one of the
     /// model's clear spans: the cheap test, from lines already found, of what [`Locator::phantom_line`] scans the
@@ -125,6 +155,7 @@ impl Locator {
         if hw <= 0.0 || self.model.clear_spans_mm.is_empty() {
             return false;
         }
+        let raised = self.raised_edges_on_surface(cam, pose, &[]);
         self.lines.iter().any(|line| {
             let d = [line.l[1], -line.l[0]];
             let foot = [-line.l[2] * line.l[0], -line.l[2] * line.l[1]];
@@ -137,6 +168,7 @@ impl Locator {
                 && across >= PHANTOM_ROW_FRACTION * 2.0 * hw
                 && along <= SQUARE_SLOPE * across
                 && self.model.clear_spans_mm.iter().any(|&(y0, y1)| y > y0 && y < y1)
+                && !raised.iter().any(|&(y0, y1)| y >= y0 && y <= y1)
         })
     }
 
@@ -345,9 +377,10 @@ impl Locator {
         // constrain the pose as much as their dimensions leave free).
         let unknowns = 6 + params.len();
         let mut jtj = [[0.0f64; MAX_UNKNOWNS]; MAX_UNKNOWNS];
-        // The information of the rules-fixed identifying features alone (lines, holes,
-        // gate openings): whether they pin the pose without the outline.
-        let mut jtj_id = [[0.0f64; 6]; 6];
+        // The information of each rules-fixed identifying feature (lines, holes, gate
+        // openings), summed below over those that confirm: whether they pin the pose
+        // without the outline.
+        let mut jtj_per_id = vec![[[0.0f64; 6]; 6]; n_edges];
         // Each edge's sums over its inliers, for the clustered covariance.
         let mut edge_sums = vec![EdgeSums::default(); n_edges];
         for s in samples.iter() {
@@ -378,7 +411,7 @@ impl Locator {
             if edge.fixed && edge.identifying {
                 for a in 0..6 {
                     for b in 0..6 {
-                        jtj_id[a][b] += j[a] * j[b];
+                        jtj_per_id[s.edge][a][b] += j[a] * j[b];
                     }
                 }
             }
@@ -408,6 +441,12 @@ impl Locator {
         let seen: Vec<EdgeSums> = edge_sums.into_iter().zip(&per).filter(|(_, p)| p.1 > 0).map(|(e, _)| e).collect();
         let clustered_sigma_mm = clustered_pose_covariance(&jtj, unknowns, &seen).map_or(f64::INFINITY, |cov| worst_point_sigma(cam, &pose, &cov, samples));
         let sigma_mm = conditioning_sigma_mm.max(clustered_sigma_mm);
+        // A few hits along a feature that mostly does not show are chance (texture, a shadow), not a reading
+        // (real sjoelbak photo 153016: 7 of the gate bar's 110 foot samples, all but the partitions' feet along
+        // the board, "pinned" the pose along it 10-17 px from where its ends are): only the features that
+        // confirm pin the pose.
+        let counts: Vec<(usize, usize)> = per.iter().map(|p| (p.0, p.1)).collect();
+        let jtj_id = confirmed_information(&jtj_per_id, &counts, CONFIRMED_COVERAGE);
         let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), samples);
         let features = self
             .model
@@ -523,7 +562,7 @@ impl Locator {
         let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
         let mut r = Refined { pose, construction: cons, polarity, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, conditioning_sigma_mm, features, phantom_line_mm: None, unconfirmed, sides_outside_surface, identified_at, evidence };
         if self.check_shown(&r).is_ok() {
-            r.phantom_line_mm = self.phantom_line(cam, &r.pose);
+            r.phantom_line_mm = self.phantom_line(cam, &r.pose, &r.construction);
         }
         Some(r)
     }
