@@ -56,6 +56,15 @@ impl ModelEdge {
         self.face_across_mm.is_some_and(|d| d[2] > 0.0)
     }
 
+    /// Whether the edge runs across the board (more across it than along it), or is a hole's rim: an edge that
+    /// says where the board lies along its length.
+    pub fn runs_across(&self) -> bool {
+        match self.shape {
+            EdgeShape::Segment { a, b } => (b.x_mm - a.x_mm).abs() > (b.y_mm - a.y_mm).abs(),
+            EdgeShape::Circle { .. } => true,
+        }
+    }
+
     /// Whether the edge is part of the playing surface's outline where nothing
     /// stands on it: the surface ends there and the image shows what lies beyond.
     pub fn is_open_outline(&self) -> bool {

@@ -401,6 +401,10 @@ impl Locator {
                 ss += off * off;
             }
             let j = normal_jacobian(cam, &self.model, &pose, s);
+            if !edge.fixed {
+                // The construction's possible bias imaged where this sample lies (summed here, averaged below).
+                edge_sums[s.edge].model_bias_px += CONSTRUCTION_EDGE_BIAS_MM * cam.fx / s.xc[2].max(1.0);
+            }
             for a in 0..unknowns {
                 edge_sums[s.edge].score[a] += j[a] * off;
                 edge_sums[s.edge].jacobian[a] += j[a];
@@ -438,7 +442,23 @@ impl Locator {
             Some(info) => position_sigma(cam, &pose, &info, rms.max(0.05), samples),
             None => f64::INFINITY,
         };
-        let seen: Vec<EdgeSums> = edge_sums.into_iter().zip(&per).filter(|(_, p)| p.1 > 0).map(|(e, _)| e).collect();
+        // Where the board lies along its length is read from the rules-fixed edges across it (an end, a line, a
+        // gate bar's foot, a hole's rim). Where none confirms (each wall's and the bar's foot in its own shadow),
+        // it rests on the construction's edges, and the pose is known no better than the construction model
+        // describes the board as built ([`CONSTRUCTION_EDGE_BIAS_MM`]).
+        const MIN_ACROSS_INLIERS: usize = 5;
+        let pinned_along = self
+            .model
+            .edges
+            .iter()
+            .zip(&per)
+            .any(|(e, p)| e.fixed && e.runs_across() && p.1 >= MIN_ACROSS_INLIERS && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64);
+        let seen: Vec<EdgeSums> = edge_sums
+            .into_iter()
+            .zip(&per)
+            .filter(|(_, p)| p.1 > 0)
+            .map(|(e, p)| EdgeSums { model_bias_px: if pinned_along { 0.0 } else { e.model_bias_px / p.1 as f64 }, ..e })
+            .collect();
         let clustered_sigma_mm = clustered_pose_covariance(&jtj, unknowns, &seen).map_or(f64::INFINITY, |cov| worst_point_sigma(cam, &pose, &cov, samples));
         let sigma_mm = conditioning_sigma_mm.max(clustered_sigma_mm);
         // A few hits along a feature that mostly does not show are chance (texture, a shadow), not a reading
