@@ -467,8 +467,7 @@ impl Locator {
         // (real sjoelbak photo 153016: 7 of the gate bar's 110 foot samples, all but the partitions' feet along
         // the board, "pinned" the pose along it 10-17 px from where its ends are): only the features that
         // confirm pin the pose.
-        let counts: Vec<(usize, usize)> = per.iter().map(|p| (p.0, p.1)).collect();
-        let jtj_id = confirmed_information(&jtj_per_id, &counts, CONFIRMED_COVERAGE);
+        let jtj_id = confirmed_information(&jtj_per_id, per.iter().map(|p| (p.0, p.1)), CONFIRMED_COVERAGE);
         let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), samples);
         let features = self
             .model

@@ -447,7 +447,7 @@ fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig, progress:
                     // Two readings of the board that fit alike are no camera a few per cent off: refining the
                     // leading one would only pick it (real sjoelbak photo 153016, its focal length given: the back
                     // wall's top edge read as its foot, 37 px off, then set up with a sigma of 0.9 mm).
-                    if matches!(e, crate::locate::LocateError::Ambiguous { .. }) {
+                    if matches!(e, LocateError::Ambiguous { .. }) {
                         break;
                     }
                     locator.last_candidate()
