@@ -56,7 +56,12 @@ impl Locator {
             }
         }
         if tried.is_empty() {
-            return Err(LocateError::NotFound { reason: "no arrangement of the straight edges fits the board's sides and cross lines".into() });
+            return Err(LocateError::NotFound {
+                reason: format!(
+                    "no arrangement of the {} straight edges found fits the board's sides and a line across it (an end, a painted line, a gate bar or a wall across the board must show as a straight edge at least {min_len:.0} px long: an end the colour of what lies beyond it, or one broken by pieces or partitions, does not)",
+                    self.lines.len()
+                ),
+            });
         }
         refined.sort_by(|a, b| b.score.total_cmp(&a.score));
         // Candidates that pass every check on their own compete; the rest only explain a refusal.

@@ -34,6 +34,16 @@ const INTERIOR_MM: f64 = 60.0;
 /// this share of the surface's width is a line across it.
 const PHANTOM_ROW_FRACTION: f64 = 0.6;
 
+/// A feature confirms where at least this share of its samples in view found their edge within the inlier distance
+/// ([`INLIER_PX`]): the verdict's identifying features, a construction edge counted where it agrees, the edges across
+/// the board that pin the pose along it, and the evidence compared between rival readings.
+const CONFIRMED_COVERAGE: f64 = 0.3;
+
+/// Whether a feature with `samples` in view, `inliers` of them on their edge, confirms ([`CONFIRMED_COVERAGE`]).
+fn confirms(samples: usize, inliers: usize) -> bool {
+    inliers as f64 >= CONFIRMED_COVERAGE * samples as f64
+}
+
 impl Refined {
     /// The share of the rules-fixed features' samples that confirm this fit, the feature named `left_out` (if
     /// any) not counted.
@@ -433,7 +443,7 @@ impl Locator {
             .edges
             .iter()
             .zip(&per)
-            .filter(|(e, p)| !e.fixed && p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)
+            .filter(|(e, p)| !e.fixed && p.0 >= SEEN_AT_LENGTH && confirms(p.0, p.1))
             .fold((0usize, 0usize), |(s, i), (_, p)| (s + p.0, i + p.1));
         let coverage = (inl + agree_inliers) as f64 / (total + agree_samples) as f64;
         samples.retain(|s| self.model.edges[s.edge].fixed);
@@ -454,7 +464,7 @@ impl Locator {
             .edges
             .iter()
             .zip(&per)
-            .any(|(e, p)| e.fixed && e.runs_across() && p.1 >= MIN_ACROSS_INLIERS && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64);
+            .any(|(e, p)| e.fixed && e.runs_across() && p.1 >= MIN_ACROSS_INLIERS && confirms(p.0, p.1));
         let seen: Vec<EdgeSums> = edge_sums
             .into_iter()
             .zip(&per)
@@ -489,7 +499,6 @@ impl Locator {
         // (Samples on a face seen edge-on are left out: [`MIN_FACE_PX`].)
         const MIN_IDENTIFYING_INLIERS: usize = 15;
         const SEEN_AT_LENGTH: usize = 20;
-        const CONFIRMED_COVERAGE: f64 = 0.3;
         const MIN_CONFIRMED_SHARE: f64 = 0.75;
         // A construction edge (at its nominal size) helps where it agrees and is
         // left out where it does not: another maker's build must not veto.
@@ -502,7 +511,7 @@ impl Locator {
             .iter()
             .zip(&per_id)
             .enumerate()
-            .filter(|(_, (e, p))| e.identifying && (e.fixed || (p.0 >= SEEN_AT_LENGTH && p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64)))
+            .filter(|(_, (e, p))| e.identifying && (e.fixed || (p.0 >= SEEN_AT_LENGTH && confirms(p.0, p.1))))
             .map(|(i, (e, p))| (i, e, p))
             .collect();
         let (id_samples, id_inliers) = ids.iter().fold((0usize, 0usize), |(s, i), (_, _, p)| (s + p.0, i + p.1));
@@ -517,7 +526,7 @@ impl Locator {
         // the blur's reach, one faint crease, also where its samples' mean shows it
         // ([`Gradients::thin_line_shows_on_average`]: a whole table at several mm a pixel).
         let is_confirmed = |i: usize, e: &ModelEdge, p: &(usize, usize)| {
-            p.1 as f64 >= CONFIRMED_COVERAGE * p.0 as f64 || (e.line_across_mm.is_some() && self.thin_line_shows(samples.iter().filter(|s| s.edge == i)))
+            confirms(p.0, p.1) || (e.line_across_mm.is_some() && self.thin_line_shows(samples.iter().filter(|s| s.edge == i)))
         };
         // Each identifying edge seen at length, and whether it confirms (the mean profile read once per edge).
         let long: Vec<(&ModelEdge, bool)> = ids.iter().filter(|(_, e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).map(|(i, e, p)| (*e, is_confirmed(*i, e, p))).collect();
@@ -539,7 +548,7 @@ impl Locator {
             .zip(&per)
             .enumerate()
             .filter(|(_, (e, p))| e.is_open_outline() && p.0 >= SEEN_AT_LENGTH)
-            .find(|(i, (_, p))| (p.1 as f64) < CONFIRMED_COVERAGE * p.0 as f64 && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)))
+            .find(|(i, (_, p))| !confirms(p.0, p.1) && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)))
             .map(|(_, ep)| ep);
         let surface_share = self.surface_inside_share(cam, &pose);
         let sides_outside_surface = surface_share.is_some_and(|s| s < MIN_SURFACE_INSIDE);
@@ -577,7 +586,7 @@ impl Locator {
         });
         // The image evidence of the features this pose confirms: a few hits along an
         // edge that mostly does not show are chance (texture, a shadow), not a reading.
-        let evidence: Vec<[f64; 2]> = evidence.into_iter().filter(|(e, _)| per[*e].1 as f64 >= CONFIRMED_COVERAGE * per[*e].0 as f64).map(|(_, p)| p).collect();
+        let evidence: Vec<[f64; 2]> = evidence.into_iter().filter(|(e, _)| confirms(per[*e].0, per[*e].1)).map(|(_, p)| p).collect();
         // The whole model, its construction at the fitted size included.
         let (all_samples, all_inliers) = per.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
         let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
