@@ -196,6 +196,11 @@ Events (one JSON object a line): throw (the event-log entry), round_over, cleare
         /// For measuring the search; the default is the library's.
         #[arg(long, default_value_t = boardcall::locate::LocateConfig::default().line_levels, value_parser = clap::value_parser!(u32).range(1..=4))]
         line_levels: u32,
+        /// Locate with each scene's camera this far off, as `F,DX,DY`: the focal length changed by F per cent, the
+        /// principal point moved by DX, DY px (a calibration is never exact). Errors are measured against what the
+        /// true camera images. For measuring how the search copes; e.g. `0.5,0,0` or `0,4,-4`.
+        #[arg(long, value_name = "F,DX,DY", allow_hyphen_values = true)]
+        camera_off: Option<boardcall::eval::locate::CameraOffset>,
     },
     /// List the built-in boards.
     Boards,

@@ -217,12 +217,12 @@ fn run(cli: Cli) -> Result<()> {
                 say_raw!("{}", boardcall::eval::render_text(&report));
             }
         }
-        Command::EvalLocate { dir, json, overlays, line_levels } => {
+        Command::EvalLocate { dir, json, overlays, line_levels, camera_off } => {
             if let Some(o) = &overlays {
                 std::fs::create_dir_all(o).with_context(|| format!("creating {}", o.display()))?;
             }
             let cfg = boardcall::locate::LocateConfig { line_levels, ..Default::default() };
-            let report = boardcall::eval::locate::evaluate_locate(&dir, &cfg, overlays.as_deref(), |o| {
+            let report = boardcall::eval::locate::evaluate_locate(&dir, &cfg, overlays.as_deref(), camera_off, |o| {
                 if !json {
                     use std::io::Write;
                     // A closed pipe ends the listing; the summary below reports it.

@@ -25,6 +25,36 @@ const GRID_STEP_MM: f64 = 25.0;
 /// The reported sigma covers the error when the error is at most this many sigmas.
 pub const SIGMA_COVERAGE: f64 = 3.0;
 
+/// A camera a little off a scene's true one (`eval-locate --camera-off`): how the search copes with a calibration
+/// that is not exact, as every real one is. The focal lengths are scaled by `1 + focal_percent / 100` and the
+/// principal point moved by `principal_px`; the lens's distortion is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CameraOffset {
+    pub focal_percent: f64,
+    pub principal_px: [f64; 2],
+}
+
+impl CameraOffset {
+    /// `cam` this far off.
+    pub fn apply(&self, cam: &Camera) -> Camera {
+        let scale = 1.0 + self.focal_percent / 100.0;
+        Camera { fx: cam.fx * scale, fy: cam.fy * scale, cx: cam.cx + self.principal_px[0], cy: cam.cy + self.principal_px[1], ..*cam }
+    }
+}
+
+impl std::str::FromStr for CameraOffset {
+    type Err = String;
+
+    /// `F,DX,DY`: the focal length's change in per cent, the principal point's move in px (e.g. `0.5,0,0`, `0,4,-4`).
+    fn from_str(text: &str) -> Result<CameraOffset, String> {
+        let parts: Vec<f64> = text.split(',').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|e| format!("{text:?}: {e}"))?;
+        match parts[..] {
+            [f, dx, dy] if parts.iter().all(|v| v.is_finite()) && f.abs() < 50.0 && dx.abs() < 1000.0 && dy.abs() < 1000.0 => Ok(CameraOffset { focal_percent: f, principal_px: [dx, dy] }),
+            _ => Err(format!("{text:?}: expected F,DX,DY (focal length change in per cent, under 50; principal point move in px, under 1000)")),
+        }
+    }
+}
+
 /// A scene's truth as far as localisation needs it.
 #[derive(Debug, Clone)]
 pub struct LocateScene {
@@ -142,10 +172,16 @@ fn grid(len: f64) -> impl Iterator<Item = f64> {
 
 /// Compares a located pose with the truth: (corner error px, position error mm).
 pub fn pose_errors(board: &Board, cam: &Camera, truth: &CameraPose, found: &CameraPose) -> (Option<f64>, Option<f64>) {
+    pose_errors_with(board, (cam, truth), (cam, found))
+}
+
+/// [`pose_errors`] of a pose `found` with a camera of its own (`eval-locate --camera-off`): what the true camera and
+/// pose image against where the found camera and pose put it.
+pub fn pose_errors_with(board: &Board, (cam, truth): (&Camera, &CameraPose), (found_cam, found): (&Camera, &CameraPose)) -> (Option<f64>, Option<f64>) {
     let (_, points) = corner_points(board, cam, truth);
     let corner = points
         .iter()
-        .map(|p| match (truth.project(cam, *p), found.project(cam, *p)) {
+        .map(|p| match (truth.project(cam, *p), found.project(found_cam, *p)) {
             (Some(a), Some(b)) => (a.u - b.u).hypot(a.v - b.v),
             _ => f64::INFINITY,
         })
@@ -157,7 +193,7 @@ pub fn pose_errors(board: &Board, cam: &Camera, truth: &CameraPose, found: &Came
         for &x in &xs {
             let p = BoardPoint3::new(x, y, 0.0);
             let Some(px) = truth.project(cam, p).filter(|q| in_image(cam, *q)) else { continue };
-            let e = found.back_project(cam, px, 0.0).map_or(f64::INFINITY, |b| (b.x_mm - x).hypot(b.y_mm - y));
+            let e = found.back_project(found_cam, px, 0.0).map_or(f64::INFINITY, |b| (b.x_mm - x).hypot(b.y_mm - y));
             worst = Some(worst.map_or(e, |w: f64| w.max(e)));
         }
     }
@@ -168,6 +204,13 @@ pub fn pose_errors(board: &Board, cam: &Camera, truth: &CameraPose, found: &Came
 /// frame with the located (or best refused) pose's model, green where the image
 /// confirms it and red where not, and the true surface outline and lines in blue.
 pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&Path>) -> LocateOutcome {
+    run_scene_off(scene, cfg, overlay, None)
+}
+
+/// [`run_scene`] with the scene's camera `off` as given ([`CameraOffset`]): the board is located with that camera,
+/// and its errors are where that camera and the located pose put what the true camera and pose image.
+pub fn run_scene_off(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&Path>, off: Option<CameraOffset>) -> LocateOutcome {
+    let camera = off.map_or(scene.camera, |o| o.apply(&scene.camera));
     let name = scene.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut out = LocateOutcome::unmeasured(name, scene.board.name.clone(), None);
     out.corners_in_view = corner_points(&scene.board, &scene.camera, &scene.pose).0;
@@ -180,7 +223,7 @@ pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&Path>
     };
     let start = Instant::now();
     let mut locator = Locator::new(&scene.board, cfg.clone());
-    let und = match Undistorter::new(scene.camera, UndistortConfig::default()).and_then(|mut u| u.run(&frame)) {
+    let und = match Undistorter::new(camera, UndistortConfig::default()).and_then(|mut u| u.run(&frame)) {
         Ok(u) => u,
         Err(e) => {
             out.reason = Some(e.to_string());
@@ -197,7 +240,7 @@ pub fn run_scene(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&Path>
     }
     match result {
         Ok(bp) => {
-            let (c, p) = pose_errors(&scene.board, &scene.camera, &scene.pose, &bp.pose);
+            let (c, p) = pose_errors_with(&scene.board, (&scene.camera, &scene.pose), (&camera, &bp.pose));
             out.status = "located".into();
             out.corner_error_px = c;
             out.position_error_mm = p;
@@ -249,7 +292,8 @@ pub struct LocateReport {
 
 /// Locates every scene under `dir` (either layout), with a progress line per scene on `progress`.
 /// With `overlays`, writes one picture per scene there, named after the scene (see [`run_scene`]).
-pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, overlays: Option<&Path>, mut progress: impl FnMut(&LocateOutcome)) -> Result<LocateReport, super::EvalError> {
+/// With `off`, every scene is located with its camera that far off ([`run_scene_off`]).
+pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, overlays: Option<&Path>, off: Option<CameraOffset>, mut progress: impl FnMut(&LocateOutcome)) -> Result<LocateReport, super::EvalError> {
     let dirs = crate::fixture::list(dir)?;
     if dirs.is_empty() {
         return Err(super::EvalError::Empty { dir: dir.to_path_buf() });
@@ -260,7 +304,7 @@ pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, overlays: Option<&Path>, 
             Ok(scene) => {
                 let name = d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "scene".into());
                 let path = overlays.map(|o| o.join(format!("{name}.png")));
-                run_scene(&scene, cfg, path.as_deref())
+                run_scene_off(&scene, cfg, path.as_deref(), off)
             }
             Err(e) => LocateOutcome::unmeasured(d.display().to_string(), String::new(), Some(e.to_string())),
         };
@@ -303,4 +347,40 @@ pub fn render_text(r: &LocateReport) -> String {
         "{} scenes: located {}, within {MAX_CORNER_ERROR_PX} px {}, error within {SIGMA_COVERAGE} sigma {} of {} located; time median {:.0} ms, max {:.0} ms\n",
         n, r.located, r.within_bar, r.sigma_covered, r.located, r.median_time_ms, r.max_time_ms
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_camera_offset_is_read_and_applied() {
+        let off: CameraOffset = "0.5,4,-4".parse().unwrap();
+        let cam = Camera { image_width: 1920, image_height: 1080, fx: 1000.0, fy: 1002.0, cx: 960.0, cy: 540.0, distortion: Default::default() };
+        let moved = off.apply(&cam);
+        // Tolerance: the products' rounding.
+        assert!((moved.fx - 1005.0).abs() < 1e-9 && (moved.fy - 1007.01).abs() < 1e-9, "{moved:?}");
+        assert!((moved.cx - 964.0).abs() < 1e-9 && (moved.cy - 536.0).abs() < 1e-9, "{moved:?}");
+        for bad in ["", "1,2", "a,0,0", "NaN,0,0", "60,0,0", "0,0,5000", "1,2,3,4"] {
+            assert!(bad.parse::<CameraOffset>().is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn errors_with_one_camera_are_the_plain_errors() {
+        let board = Board::load("yocu-4").unwrap();
+        let cam = Camera { image_width: 1280, image_height: 960, fx: 1100.0, fy: 1100.0, cx: 639.5, cy: 479.5, distortion: Default::default() };
+        let truth = CameraPose::look_at(BoardPoint3::new(100.0, 300.0, 1800.0), BoardPoint3::new(0.0, 860.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        let t = truth.translation;
+        let found = CameraPose { translation: [t[0] + 2.0, t[1], t[2]], ..truth };
+        let (c, p) = pose_errors(&board, &cam, &truth, &found);
+        let (c2, p2) = pose_errors_with(&board, (&cam, &truth), (&cam, &found));
+        // The same computation either way: equal to rounding.
+        let close = |a: Option<f64>, b: Option<f64>| a.zip(b).is_some_and(|(a, b)| (a - b).abs() < 1e-9);
+        assert!(close(c, c2) && close(p, p2), "{c:?} {p:?} against {c2:?} {p2:?}");
+        // A camera moved by its principal point, with the pose found through it, is measured against the truth.
+        let off = CameraOffset { focal_percent: 0.0, principal_px: [4.0, 0.0] }.apply(&cam);
+        let (c3, _) = pose_errors_with(&board, (&cam, &truth), (&off, &truth));
+        assert!((c3.unwrap() - 4.0).abs() < 1e-6, "{c3:?}");
+    }
 }

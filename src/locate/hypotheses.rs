@@ -111,6 +111,13 @@ impl Locator {
                 }
             }
         }
+        // Where no line across the board gives a pose (an end the colour of the floor beyond it, a gate bar's and
+        // compartments' edges broken into pieces shorter than a line), the sides alone give the board up to its roll
+        // about them and where it lies along them: both are searched, as a reading of their own.
+        if poses.is_empty() {
+            let reading = self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0) + 1;
+            poses.extend(self.side_poses(cam, lines).into_iter().map(|p| (p, reading)));
+        }
         // The holes' poses are a reading of their own, after every cross line's: each
         // reading keeps its best scored exactly and refined, whatever the lines'
         // hypotheses score (a floor's tiles can outscore a pose from the holes, which a
@@ -139,6 +146,115 @@ impl Locator {
         let mut hyps: Vec<Hypothesis> = self.in_parallel(&kept, exact_score).into_iter().flatten().collect();
         hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
         hyps
+    }
+}
+
+/// The longest lines tried as the surface's two sides when no line across the board gives a pose
+/// ([`Locator::side_poses`]): the sides are among a frame's longest straight edges (with the walls' or rails'), and
+/// each pair costs [`SIDE_ROLLS`] rolls times the board's length in slides.
+const SIDE_POSE_LINES: usize = 3;
+/// The board's roll about its sides, searched either way of the pose that faces the camera, degrees: up to
+/// [`MAX_TILT_DEG`] less the steps' half; and the step, degrees: the wide stages of the refinement take a
+/// start a few degrees off onto the board's edges.
+const SIDE_ROLL_MAX_DEG: f64 = 45.0;
+const SIDE_ROLL_STEP_DEG: f64 = 5.0;
+/// Rolls searched per pair of sides.
+const SIDE_ROLLS: usize = (2.0 * SIDE_ROLL_MAX_DEG / SIDE_ROLL_STEP_DEG) as usize + 1;
+/// The slide along the sides moves the board by at most this in the image a step, px: half the widest search
+/// range of the refinement ([`SEARCH_SCHEDULE_PX`]).
+const SIDE_SLIDE_STEP_PX: f64 = 16.0;
+
+impl Locator {
+    /// Poses from two lines as the surface's sides alone: every ordered pair of the [`SIDE_POSE_LINES`] longest
+    /// lines, read as each ladder's sides, gives the board's long axis and, for each roll of the board about it
+    /// ([`SIDE_ROLL_STEP_DEG`]), a pose up to where the board lies along its sides, which is stepped over the board's
+    /// whole length ([`SIDE_SLIDE_STEP_PX`]). The hypotheses' ranking on the edge map then finds the board's
+    /// ends, lines, holes and gate bar, which pin both.
+    pub(super) fn side_poses(&self, cam: &Camera, lines: &[ImageLine]) -> Vec<CameraPose> {
+        let sides = &lines[..lines.len().min(SIDE_POSE_LINES)];
+        let (y_lo, y_hi) = self.model.ladders.iter().flat_map(|l| l.cross_lines_mm.iter().copied()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| (a.min(y), b.max(y)));
+        if !(y_lo < y_hi) {
+            return Vec::new();
+        }
+        // The plane through the camera and an image line, by its normal; the ray through an image point.
+        let plane = |l: [f64; 3]| [cam.fx * l[0], cam.fy * l[1], cam.cx * l[0] + cam.cy * l[1] + l[2]];
+        let ray = |u: f64, v: f64| [(u - cam.cx) / cam.fx, (v - cam.cy) / cam.fy, 1.0];
+        // The two ends of a line's segments in the image.
+        let ends = |l: &ImageLine| l.span.map(|t| (-l.l[2] * l.l[0] + t * l.l[1], -l.l[2] * l.l[1] - t * l.l[0]));
+        let mut poses = Vec::new();
+        for ladder in &self.model.ladders {
+            let hw = ladder.half_width_mm;
+            for (i, a) in sides.iter().enumerate() {
+                for (j, b) in sides.iter().enumerate() {
+                    if i == j {
+                        continue;
+                    }
+                    let (na, nb) = (plane(a.l), plane(b.l));
+                    // The board's long axis, in camera coordinates: in both sides' planes.
+                    let Some(dy) = unit3(cross3(na, nb)) else { continue };
+                    // Across the axis within each side's plane: a side's points lie along it from the axis's plane.
+                    let (Some(ua), Some(ub)) = (unit3(cross3(dy, na)), unit3(cross3(dy, nb))) else { continue };
+                    // The roll that faces the camera most: the board's normal (towards the camera) nearest the
+                    // camera's backward axis.
+                    let back = [0.0, 0.0, -1.0];
+                    let Some(n0) = unit3(sub3(back, scale3(dy, dot3(back, dy)))) else { continue };
+                    let Some(m0) = unit3(cross3(dy, n0)) else { continue };
+                    for k in 0..SIDE_ROLLS {
+                        let roll = (-SIDE_ROLL_MAX_DEG + k as f64 * SIDE_ROLL_STEP_DEG).to_radians();
+                        let n = [0, 1, 2].map(|c| roll.cos() * n0[c] + roll.sin() * m0[c]);
+                        if -n[2] < MAX_TILT_DEG.to_radians().cos() {
+                            continue;
+                        }
+                        // In the sides' plane `n . X = h` (h < 0: the camera on the side `n` points to), the sides
+                        // cross the plane through the camera across the axis at `h ua / (n . ua)` and `h ub / (n . ub)`,
+                        // 2 hw apart.
+                        let (ka, kb) = (dot3(n, ua), dot3(n, ub));
+                        if ka.abs() < 1e-9 || kb.abs() < 1e-9 {
+                            continue;
+                        }
+                        let apart = sub3(scale3(ua, 1.0 / ka), scale3(ub, 1.0 / kb));
+                        let width = dot3(apart, apart).sqrt();
+                        if !(width > 1e-12) {
+                            continue;
+                        }
+                        let h = -2.0 * hw / width;
+                        let (pa, pb) = (scale3(ua, h / ka), scale3(ub, h / kb));
+                        let Some(dx) = unit3(sub3(pa, pb)) else { continue };
+                        let dyb = cross3(n, dx);
+                        // Both sides seen in front of the camera, where their segments are.
+                        let on_plane = |(u, v): (f64, f64)| {
+                            let r = ray(u, v);
+                            let lambda = h / dot3(n, r);
+                            (lambda > 0.0).then(|| scale3(r, lambda))
+                        };
+                        let (Some(a0), Some(a1)) = (on_plane(ends(a)[0]), on_plane(ends(a)[1])) else { continue };
+                        if ends(b).iter().any(|e| on_plane(*e).is_none()) {
+                            continue;
+                        }
+                        // The board's origin at the sides' midpoint in the camera's plane across the axis, on the
+                        // surface (`z` below the ladder's plane); side `a`'s segments lie from `v0` to `v1` along the
+                        // axis from there.
+                        let origin = sub3(scale3([pa[0] + pb[0], pa[1] + pb[1], pa[2] + pb[2]], 0.5), scale3(n, ladder.z_mm));
+                        let (va, vb) = (dot3(sub3(a0, pa), dyb), dot3(sub3(a1, pa), dyb));
+                        let (v0, v1) = (va.min(vb), va.max(vb));
+                        // The slide's step: the image's largest scale along side `a` in view, px per mm (the nearer
+                        // end's).
+                        let scale = [a0, a1].iter().map(|x| cam.fx / x[2]).fold(0.0f64, f64::max);
+                        let step_mm = SIDE_SLIDE_STEP_PX / scale;
+                        let rotation = [[dx[0], dyb[0], n[0]], [dx[1], dyb[1], n[1]], [dx[2], dyb[2], n[2]]];
+                        // The board's y = `s` at the origin: every slide that puts part of the board where side `a`
+                        // shows.
+                        let (s_lo, s_hi) = (y_lo - v1, y_hi - v0);
+                        let slides = ((s_hi - s_lo) / step_mm).ceil() as usize;
+                        for m in 0..=slides {
+                            let y = s_lo + m as f64 * step_mm;
+                            poses.push(CameraPose { rotation, translation: sub3(origin, scale3(dyb, y)) });
+                        }
+                    }
+                }
+            }
+        }
+        poses
     }
 }
 
@@ -171,5 +287,42 @@ mod tests {
         // Every identifying sample matched saturates at the verdict's demand: the outline decides.
         let all = score(&model, &samples, HYPOTHESIS_AGREE_SAMPLES, |_| true).unwrap();
         assert!((all - 140.0).abs() < 1e-9, "{all}");
+    }
+
+    /// The image line through two board points as `pose` images them.
+    fn imaged(cam: &Camera, pose: &CameraPose, p: BoardPoint3, q: BoardPoint3) -> ImageLine {
+        let (a, b) = (pose.project(cam, p).unwrap(), pose.project(cam, q).unwrap());
+        let (dx, dy) = (b.u - a.u, b.v - a.v);
+        let n = dx.hypot(dy);
+        let l = [-dy / n, dx / n, (dy * a.u - dx * a.v) / n];
+        let along = |u: f64, v: f64| u * l[1] - v * l[0];
+        let (t0, t1) = (along(a.u, a.v), along(b.u, b.v));
+        ImageLine { l, support_px: n, span: [t0.min(t1), t0.max(t1)] }
+    }
+
+    /// Project, then search back: for views of a sjoelbak and a shuffleboard from overhead to steeply slanted,
+    /// rolled either way, with the board's sides alone in the image, the sides' poses hold one that images the
+    /// board within the refinement's widest search range of where it is (the wide stages take it from there).
+    #[test]
+    fn the_sides_alone_give_a_start_near_the_board() {
+        let cam = Camera { image_width: 1280, image_height: 960, fx: 1100.0, fy: 1100.0, cx: 639.5, cy: 479.5, distortion: Default::default() };
+        for (board, views) in [
+            ("sjoelbak", vec![([0.0, 1000.0, 2600.0], [0.0, 1000.0, 0.0]), ([900.0, 300.0, 2000.0], [0.0, 1100.0, 0.0]), ([-700.0, 1900.0, 1500.0], [0.0, 1300.0, 0.0])]),
+            ("shuffleboard-22ft", vec![([400.0, 5200.0, 1800.0], [0.0, 5600.0, 0.0]), ([-300.0, 800.0, 1500.0], [0.0, 600.0, 0.0])]),
+        ] {
+            let loc = Locator::new(&Board::load(board).unwrap(), LocateConfig::default());
+            let ladder = loc.model.ladders.iter().find(|l| l.z_mm == 0.0).unwrap();
+            let hw = ladder.half_width_mm;
+            for (eye, target) in views {
+                let pose = CameraPose::look_at(BoardPoint3::new(eye[0], eye[1], eye[2]), BoardPoint3::new(target[0], target[1], target[2]), [0.0, 1.0, 0.0]).unwrap();
+                // The sides' stretches in view, as the line finder would give them (longest first).
+                let (y0, y1) = (target[1] - 400.0, target[1] + 400.0);
+                let lines = [hw, -hw].map(|x| imaged(&cam, &pose, BoardPoint3::new(x, y0, 0.0), BoardPoint3::new(x, y1, 0.0)));
+                let poses = loc.side_poses(&cam, &lines);
+                let nearest = poses.iter().map(|p| loc.image_distance(&cam, &pose, p)).fold(f64::INFINITY, f64::min);
+                // Tolerance: the widest search range of the refinement, which brings a start this near onto the board.
+                assert!(nearest <= SEARCH_SCHEDULE_PX[0], "{board} from {eye:?}: the nearest of {} poses images the board {nearest:.1} px off", poses.len());
+            }
+        }
     }
 }

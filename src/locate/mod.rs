@@ -16,7 +16,9 @@
 //!    holes' line where those lie on one (rims seen nearly round leave that roll
 //!    loose): a board whose sides show no straight edge is still found. The
 //!    holes' poses are a reading of their own, so the best of them are always
-//!    refined, whatever a floor's lines score. Each pose is
+//!    refined, whatever a floor's lines score. Where no line across the board
+//!    gives a pose, the longest lines as the sides alone give it up to its roll
+//!    about them and its slide along them, both searched. Each pose is
 //!    ranked by how much of the whole board
 //!    model it projects onto image edges, weighed by how much of its lines,
 //!    holes and gate bar do (the verdict's demand: a floor's tiles fit the
