@@ -114,7 +114,7 @@ impl Locator {
         // Where no line across the board gives a pose (an end the colour of the floor beyond it, a gate bar's and
         // compartments' edges broken into pieces shorter than a line), the sides alone give the board up to its roll
         // about them and where it lies along them: both are searched, as a reading of their own.
-        if poses.is_empty() {
+        if poses.is_empty() && from_holes.is_empty() {
             let reading = self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0) + 1;
             poses.extend(self.side_poses(cam, lines).into_iter().map(|p| (p, reading)));
         }
@@ -153,15 +153,15 @@ impl Locator {
 /// ([`Locator::side_poses`]): the sides are among a frame's longest straight edges (with the walls' or rails'), and
 /// each pair costs [`SIDE_ROLLS`] rolls times the board's length in slides.
 const SIDE_POSE_LINES: usize = 3;
-/// The board's roll about its sides, searched either way of the pose that faces the camera, degrees: up to
-/// [`MAX_TILT_DEG`] less the steps' half; and the step, degrees: the wide stages of the refinement take a
-/// start a few degrees off onto the board's edges.
+/// The board's roll about its sides, searched either way of the pose that faces the camera, degrees: the views of
+/// the fixtures and the external renders lie 3-25 degrees from overhead; and the step, degrees: with it, some start
+/// images the board within 10 px on the test's views, which the refinement's wide stages (16 px) take onto it.
 const SIDE_ROLL_MAX_DEG: f64 = 45.0;
 const SIDE_ROLL_STEP_DEG: f64 = 5.0;
 /// Rolls searched per pair of sides.
 const SIDE_ROLLS: usize = (2.0 * SIDE_ROLL_MAX_DEG / SIDE_ROLL_STEP_DEG) as usize + 1;
-/// The slide along the sides moves the board by at most this in the image a step, px: half the widest search
-/// range of the refinement ([`SEARCH_SCHEDULE_PX`]).
+/// The slide along the sides moves the board by at most this in the image a step, px: the nearest slide then
+/// lies within half of it of the board, half the refinement's widest search range ([`SEARCH_SCHEDULE_PX`]).
 const SIDE_SLIDE_STEP_PX: f64 = 16.0;
 
 impl Locator {
