@@ -113,18 +113,18 @@ impl Locator {
         // Where no line across the board gives a pose (an end the colour of the floor beyond it, a gate bar's and
         // compartments' edges broken into pieces shorter than a line), the sides alone give the board up to its roll
         // about them and where it lies along them: both are searched, as a reading of their own.
-        let mut rank_step = RANK_STEP_PX;
-        if poses.is_empty() && from_holes.is_empty() {
-            rank_step = SIDE_RANK_STEP_PX;
-            let reading = self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0) + 1;
-            poses.extend(self.side_poses(cam, lines).into_iter().map(|p| (p, reading)));
-        }
         // The holes' poses are a reading of their own, after every cross line's: each
         // reading keeps its best scored exactly and refined, whatever the lines'
         // hypotheses score (a floor's tiles can outscore a pose from the holes, which a
         // near-overhead view leaves a few degrees off until refined: external y4_01).
+        // The sides' poses, one after it.
         let hole_reading = self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0);
+        let sides_only = poses.is_empty() && from_holes.is_empty();
+        if sides_only {
+            poses.extend(self.side_poses(cam, lines).into_iter().map(|p| (p, hole_reading + 1)));
+        }
         poses.extend(from_holes.iter().map(|p| (*p, hole_reading)));
+        let rank_step = if sides_only { SIDE_RANK_STEP_PX } else { RANK_STEP_PX };
         // Ranked on the edge map (the machine's cores sharing the poses).
         let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / rank_step).ceil() as usize;
         let map_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
@@ -182,8 +182,7 @@ impl Locator {
         if !(y_lo < y_hi) {
             return Vec::new();
         }
-        // The plane through the camera and an image line, by its normal; the ray through an image point.
-        let plane = |l: [f64; 3]| [cam.fx * l[0], cam.fy * l[1], cam.cx * l[0] + cam.cy * l[1] + l[2]];
+        // The ray through an image point.
         let ray = |u: f64, v: f64| [(u - cam.cx) / cam.fx, (v - cam.cy) / cam.fy, 1.0];
         // The two ends of a line's segments in the image.
         let ends = |l: &ImageLine| l.span.map(|t| (-l.l[2] * l.l[0] + t * l.l[1], -l.l[2] * l.l[1] - t * l.l[0]));
@@ -195,7 +194,7 @@ impl Locator {
                     if i == j {
                         continue;
                     }
-                    let (na, nb) = (plane(a.l), plane(b.l));
+                    let (na, nb) = (line_plane(cam, a.l), line_plane(cam, b.l));
                     // The board's long axis, in camera coordinates: in both sides' planes.
                     let Some(dy) = unit3(cross3(na, nb)) else { continue };
                     // Across the axis within each side's plane: a side's points lie along it from the axis's plane.
@@ -298,12 +297,7 @@ mod tests {
     /// The image line through two board points as `pose` images them.
     fn imaged(cam: &Camera, pose: &CameraPose, p: BoardPoint3, q: BoardPoint3) -> ImageLine {
         let (a, b) = (pose.project(cam, p).unwrap(), pose.project(cam, q).unwrap());
-        let (dx, dy) = (b.u - a.u, b.v - a.v);
-        let n = dx.hypot(dy);
-        let l = [-dy / n, dx / n, (dy * a.u - dx * a.v) / n];
-        let along = |u: f64, v: f64| u * l[1] - v * l[0];
-        let (t0, t1) = (along(a.u, a.v), along(b.u, b.v));
-        ImageLine { l, support_px: n, span: [t0.min(t1), t0.max(t1)] }
+        crate::locate::tests::line_through([a.u, a.v], [b.u, b.v])
     }
 
     /// Project, then search back: for views of a sjoelbak and a shuffleboard from overhead to steeply slanted,

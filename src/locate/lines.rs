@@ -236,12 +236,15 @@ pub(super) fn merge_segments(segs: &[([f64; 4], u32)]) -> Vec<ImageLine> {
         .collect()
 }
 
+/// The normal `K^T l` of the plane through the camera and the image line `l` (camera coordinates).
+pub(super) fn line_plane(cam: &Camera, l: [f64; 3]) -> [f64; 3] {
+    [cam.fx * l[0], cam.fy * l[1], cam.cx * l[0] + cam.cy * l[1] + l[2]]
+}
+
 /// The pose that puts `side_pos` at `x = +hw`, `side_neg` at `x = -hw` and
 /// `cross` at `y = y_c`, all in the plane at height `z`, if one exists in front of the camera.
 pub(super) fn pose_from_lines(cam: &Camera, side_pos: &ImageLine, side_neg: &ImageLine, cross: &ImageLine, hw: f64, y_c: f64, z: f64) -> Option<CameraPose> {
-    // Back-projected plane normals n = K^T l.
-    let kt = |l: [f64; 3]| [cam.fx * l[0], cam.fy * l[1], cam.cx * l[0] + cam.cy * l[1] + l[2]];
-    let (na, nb, nc) = (kt(side_pos.l), kt(side_neg.l), kt(cross.l));
+    let (na, nb, nc) = (line_plane(cam, side_pos.l), line_plane(cam, side_neg.l), line_plane(cam, cross.l));
     let dy = unit3(cross3(na, nb))?;
     let mut dx = unit3(cross3(nc, dy))?;
     // The rays to the two corners on the cross line.

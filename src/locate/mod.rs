@@ -606,14 +606,15 @@ pub fn locate_frame(board: &Board, camera: &Camera, frame: &Frame, cfg: LocateCo
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn cam() -> Camera {
         Camera { image_width: 1280, image_height: 960, fx: 1000.0, fy: 1000.0, cx: 640.0, cy: 480.0, distortion: Default::default() }
     }
 
-    fn line_through(p: [f64; 2], q: [f64; 2]) -> ImageLine {
+    /// The image line through `p` and `q`, its segments spanning them.
+    pub(super) fn line_through(p: [f64; 2], q: [f64; 2]) -> ImageLine {
         let d = [q[0] - p[0], q[1] - p[1]];
         let n = d[0].hypot(d[1]);
         let (a, b) = (-d[1] / n, d[0] / n);

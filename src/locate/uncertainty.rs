@@ -279,12 +279,11 @@ pub(super) fn clustered_pose_covariance(jtj: &[[f64; MAX_UNKNOWNS]; MAX_UNKNOWNS
 }
 
 /// The pose's information (6x6) from the features that confirm: each feature's own information `per_edge`
-/// summed over those whose inliers are at least `coverage` of their samples (`counts`: samples, inliers, in the
-/// edges' order). A few hits along a feature that mostly does not show are chance (texture, a shadow), and pin
-/// nothing.
-pub(super) fn confirmed_information(per_edge: &[[[f64; 6]; 6]], counts: impl IntoIterator<Item = (usize, usize)>, coverage: f64) -> [[f64; 6]; 6] {
+/// summed over those `confirmed` says confirm (in the edges' order; the verdict's test). A few hits along a
+/// feature that mostly does not show are chance (texture, a shadow), and pin nothing.
+pub(super) fn confirmed_information(per_edge: &[[[f64; 6]; 6]], confirmed: impl IntoIterator<Item = bool>) -> [[f64; 6]; 6] {
     let mut info = [[0.0f64; 6]; 6];
-    for (add, _) in per_edge.iter().zip(counts).filter(|(_, (n, hits))| *hits > 0 && *hits as f64 >= coverage * *n as f64) {
+    for (add, _) in per_edge.iter().zip(confirmed).filter(|(_, c)| *c) {
         for (row, add) in info.iter_mut().zip(add) {
             row.iter_mut().zip(add).for_each(|(a, b)| *a += b);
         }
@@ -315,9 +314,11 @@ mod tests {
     #[test]
     fn only_the_features_that_confirm_pin_the_pose() {
         let info = |v: f64| -> [[f64; 6]; 6] { std::array::from_fn(|i| std::array::from_fn(|j| if i == j { v } else { 0.0 })) };
-        let got = confirmed_information(&[info(7.0), info(100.0), info(0.0)], [(110, 7), (110, 100), (50, 0)], 0.3);
+        // As the verdict tells them (`confirms`, and found on one sample at least).
+        let confirm = |(n, hits): (usize, usize)| hits > 0 && confirms(n, hits);
+        let got = confirmed_information(&[info(7.0), info(100.0), info(0.0)], [(110, 7), (110, 100), (50, 0)].map(confirm));
         assert!(got.iter().flatten().zip(info(100.0).iter().flatten()).all(|(a, b)| (a - b).abs() < 1e-12), "{got:?}");
-        let none = confirmed_information(&[info(7.0)], [(110, 7)], 0.3);
+        let none = confirmed_information(&[info(7.0)], [(110, 7)].map(confirm));
         assert!(none.iter().flatten().all(|v| v.abs() < 1e-12));
     }
 

@@ -40,7 +40,7 @@ const PHANTOM_ROW_FRACTION: f64 = 0.6;
 const CONFIRMED_COVERAGE: f64 = 0.3;
 
 /// Whether a feature with `samples` in view, `inliers` of them on their edge, confirms ([`CONFIRMED_COVERAGE`]).
-fn confirms(samples: usize, inliers: usize) -> bool {
+pub(super) fn confirms(samples: usize, inliers: usize) -> bool {
     inliers as f64 >= CONFIRMED_COVERAGE * samples as f64
 }
 
@@ -477,7 +477,7 @@ impl Locator {
         // (real sjoelbak photo 153016: 7 of the gate bar's 110 foot samples, all but the partitions' feet along
         // the board, "pinned" the pose along it 10-17 px from where its ends are): only the features that
         // confirm pin the pose.
-        let jtj_id = confirmed_information(&jtj_per_id, per.iter().map(|p| (p.0, p.1)), CONFIRMED_COVERAGE);
+        let jtj_id = confirmed_information(&jtj_per_id, per.iter().map(|p| p.1 > 0 && confirms(p.0, p.1)));
         let identifying_sigma_mm = position_sigma(cam, &pose, &jtj_id, rms.max(0.05), samples);
         let features = self
             .model
