@@ -234,7 +234,8 @@ pub fn run_scene_off(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&P
     out.time_ms = start.elapsed().as_secs_f64() * 1e3;
     if let Some(path) = overlay {
         let shown = result.as_ref().ok().map(|b| b.pose).or(locator.last_candidate());
-        if let Err(e) = write_overlay(&mut locator, &und, shown, &scene.pose, path) {
+        let truth = TrueView { camera: &scene.camera, pose: &scene.pose, located_with: &camera };
+        if let Err(e) = write_overlay(&mut locator, &und, shown, &truth, path) {
             out.reason = Some(format!("overlay not written: {e}"));
         }
     }
@@ -254,8 +255,28 @@ pub fn run_scene_off(scene: &LocateScene, cfg: &LocateConfig, overlay: Option<&P
     out
 }
 
-/// The undistorted frame with `shown`'s model checked against the image and the truth's outline.
-fn write_overlay(locator: &mut Locator, und: &crate::frame::Undistorted, shown: Option<CameraPose>, truth: &CameraPose, path: &Path) -> Result<(), crate::locate::LocateError> {
+/// The true camera and pose of a scene, and the camera the board was located with (the true one, or one a little
+/// off: `eval-locate --camera-off`).
+struct TrueView<'a> {
+    camera: &'a Camera,
+    pose: &'a CameraPose,
+    located_with: &'a Camera,
+}
+
+impl TrueView<'_> {
+    /// Where a board point lies in the undistorted image (of ideal camera `ideal`) that the camera located with
+    /// makes of the raw frame: the true camera images it in the raw frame, and the camera located with undistorts
+    /// that pixel. With the true camera located with, the true pose's projection through `ideal`.
+    fn in_undistorted(&self, ideal: &Camera, p: BoardPoint3) -> Option<PixelPoint> {
+        let raw = self.pose.project(self.camera, p)?;
+        let (x, y) = self.located_with.normalise(raw)?;
+        Some(ideal.pinhole_pixel(x, y))
+    }
+}
+
+/// The undistorted frame with `shown`'s model checked against the image and the truth's outline, drawn where the
+/// true camera and pose image it.
+fn write_overlay(locator: &mut Locator, und: &crate::frame::Undistorted, shown: Option<CameraPose>, truth: &TrueView, path: &Path) -> Result<(), crate::locate::LocateError> {
     use opencv::core::{Point, Scalar};
     use opencv::imgproc;
     let mut img = match shown {
@@ -269,7 +290,7 @@ fn write_overlay(locator: &mut Locator, und: &crate::frame::Undistorted, shown: 
         if a.z_mm != 0.0 || b.z_mm != 0.0 {
             continue;
         }
-        let (Some(pa), Some(pb)) = (truth.project(cam, a), truth.project(cam, b)) else { continue };
+        let (Some(pa), Some(pb)) = (truth.in_undistorted(cam, a), truth.in_undistorted(cam, b)) else { continue };
         let pt = |p: PixelPoint| Point::new(p.u.round() as i32, p.v.round() as i32);
         imgproc::line(&mut img, pt(pa), pt(pb), blue, 1, imgproc::LINE_AA, 0).map_err(|source| crate::locate::LocateError::OpenCv { context: "overlay".into(), source })?;
     }
@@ -288,6 +309,9 @@ pub struct LocateReport {
     pub sigma_covered: usize,
     pub median_time_ms: f64,
     pub max_time_ms: f64,
+    /// The camera offset every scene was located with (`--camera-off`); absent with the scenes' own cameras.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub camera_off: Option<CameraOffset>,
 }
 
 /// Locates every scene under `dir` (either layout), with a progress line per scene on `progress`.
@@ -319,6 +343,7 @@ pub fn evaluate_locate(dir: &Path, cfg: &LocateConfig, overlays: Option<&Path>, 
         sigma_covered: scenes.iter().filter(|s| s.sigma_covers() == Some(true)).count(),
         median_time_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
         max_time_ms: times.last().copied().unwrap_or(0.0),
+        camera_off: off,
         scenes,
     })
 }
@@ -343,8 +368,11 @@ pub fn outcome_line(s: &LocateOutcome) -> String {
 /// The summary, for the terminal.
 pub fn render_text(r: &LocateReport) -> String {
     let n = r.scenes.len();
+    let off = r.camera_off.map_or(String::new(), |o| {
+        format!(" (every camera off by {:+} % in focal length, ({:+}, {:+}) px in principal point)", o.focal_percent, o.principal_px[0], o.principal_px[1])
+    });
     format!(
-        "{} scenes: located {}, within {MAX_CORNER_ERROR_PX} px {}, error within {SIGMA_COVERAGE} sigma {} of {} located; time median {:.0} ms, max {:.0} ms\n",
+        "{} scenes{off}: located {}, within {MAX_CORNER_ERROR_PX} px {}, error within {SIGMA_COVERAGE} sigma {} of {} located; time median {:.0} ms, max {:.0} ms\n",
         n, r.located, r.within_bar, r.sigma_covered, r.located, r.median_time_ms, r.max_time_ms
     )
 }
@@ -382,5 +410,31 @@ mod tests {
         let off = CameraOffset { focal_percent: 0.0, principal_px: [4.0, 0.0] }.apply(&cam);
         let (c3, _) = pose_errors_with(&board, (&cam, &truth), (&off, &truth));
         assert!((c3.unwrap() - 4.0).abs() < 1e-6, "{c3:?}");
+    }
+
+    /// The overlay's truth is drawn where the true camera images it in the frame, undistorted as the camera the
+    /// board was located with undistorts it: with the true camera, the true pose's projection; with a camera whose
+    /// principal point is off and no distortion (undistortion is then the identity), the raw pixel itself, not the
+    /// projection through the offset camera 4 px away.
+    #[test]
+    fn the_overlay_draws_the_truth_where_the_true_camera_images_it() {
+        let truth = CameraPose::look_at(BoardPoint3::new(100.0, 300.0, 1800.0), BoardPoint3::new(0.0, 860.0, 0.0), [0.0, 1.0, 0.0]).unwrap();
+        let plain = Camera { image_width: 1280, image_height: 960, fx: 1100.0, fy: 1100.0, cx: 639.5, cy: 479.5, distortion: Default::default() };
+        let lens = crate::camera::lens::BrownConrady { k1: -0.12, k2: 0.03, ..Default::default() };
+        let brown = Camera { distortion: crate::camera::Distortion::Brown(lens), ..plain };
+        let points = [BoardPoint3::new(0.0, 860.0, 0.0), BoardPoint3::new(-300.0, 200.0, 0.0), BoardPoint3::new(300.0, 1500.0, 0.0)];
+        let view = TrueView { camera: &brown, pose: &truth, located_with: &brown };
+        for p in points {
+            let (a, b) = (view.in_undistorted(&plain, p).unwrap(), truth.project(&plain, p).unwrap());
+            // Tolerance: the lens model's iterative inverse, a millionth of a pixel.
+            assert!((a.u - b.u).hypot(a.v - b.v) < 1e-4, "{a:?} {b:?}");
+        }
+        let off = CameraOffset { focal_percent: 0.0, principal_px: [4.0, 0.0] }.apply(&plain);
+        let view = TrueView { camera: &plain, pose: &truth, located_with: &off };
+        for p in points {
+            let (a, raw, through_off) = (view.in_undistorted(&off, p).unwrap(), truth.project(&plain, p).unwrap(), truth.project(&off, p).unwrap());
+            assert!((a.u - raw.u).hypot(a.v - raw.v) < 1e-9, "{a:?} {raw:?}");
+            assert!(((a.u - through_off.u).abs() - 4.0).abs() < 1e-9, "{a:?} {through_off:?}");
+        }
     }
 }
