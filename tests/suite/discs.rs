@@ -235,3 +235,39 @@ fn glare_in_the_field_needs_no_review() {
     let truly_in = f.truth.pieces.iter().filter(|t| t.call.name() == "compartment").count();
     assert_eq!(read, truly_in, "{:?}", report.pieces);
 }
+
+/// A disc in a gate opening with part of it under a bridged gate bar (the external renders build the gate so; the
+/// detector does not know the build and takes a bar of blocks as possibly bridged): its middle is out of the camera's
+/// sight, the outline the camera sees is the rest. Own scene 16's board built with a bridged bar and one disc in
+/// compartment 4's opening, seen from the player's side and scored with the true pose: the disc is read, or the
+/// frame needs review for a disc's outline there; never missed unflagged (external sj_03's disc at the gate, 54 %
+/// seen, was). Before the faint circles were looked at where the camera does not see a disc's middle, this disc was
+/// missed unflagged (the same disc 4 mm either way along the board was read).
+#[test]
+fn a_disc_half_under_a_bridged_gate_bar_is_read_or_flagged() {
+    use boardcall::board::{ConstructionKeys, GateBar};
+    use boardcall::camera::CameraPose;
+    use boardcall::geom::{BoardPoint, BoardPoint3};
+    use boardcall::piece::{PieceId, PieceKind};
+    use boardcall::render::scene::{PieceSpec, PoseSpec};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes/16-sjoelbak-plain");
+    // Its centre 8 mm short of the bar's back (100 mm), its rim 18 mm under the bar.
+    let at = BoardPoint::new(-50.0, 92.0);
+    let mut s = Scene::load(&dir.join("scene.json")).expect("scene").scene;
+    s.construction = Some(ConstructionKeys { gate_bar: Some(GateBar::Bridged), gate_tunnel_height_mm: Some(30.0), ..Default::default() });
+    s.camera.pose = PoseSpec::LookAt { position: BoardPoint3::new(-40.0, 420.0, 650.0), target: BoardPoint3::new(-40.0, 110.0, 0.0), up: [0.0, -1.0, 0.0] };
+    s.pieces = vec![PieceSpec { id: PieceId::disc(1), kind: PieceKind::Disc, x_mm: at.x_mm, y_mm: at.y_mm, z_mm: None, tilt_deg: 0.0, tilt_towards_deg: 0.0 }];
+    let ls = s.validate("bridged gate").expect("valid scene");
+    let img = boardcall::render::render(&ls, 2);
+    let scratch = common::scratch("discs", "bridged-gate");
+    let path = scratch.join("image.png");
+    img.save(&path).expect("write the frame");
+    let frame = Frame::load(&path).expect("frame");
+    let camera = ls.scene.camera.intrinsics;
+    let pose: CameraPose = ls.pose;
+    let board = boardcall::board::Board::load("sjoelbak").unwrap();
+    let (report, _) = score_frame(&frame, &board, &camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
+    let read = report.pieces.iter().any(|p| BoardPoint::new(p.x_mm, p.y_mm).distance(at) < 26.0);
+    let flagged = report.unexplained.iter().any(|u| u.centre.distance(at) < 26.0);
+    assert!(read || (flagged && report.needs_review), "missed unflagged: {:?} {:?}", report.pieces, report.unexplained);
+}

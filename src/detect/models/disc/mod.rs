@@ -142,14 +142,18 @@ impl DiscModel {
         c.y_mm < self.compartments_end_mm && self.partitions.iter().any(|p| (c.x_mm - p).abs() <= self.half_partition_mm + SOLID_OVERLAP_MM)
     }
 
-    /// Whether a disc could lie at `c` and be seen there: on the board's
-    /// surface inside its walls (a disc beyond them is off the board and
-    /// counts for nothing, and what lies there, a table of the discs' own
-    /// wood, is none of the game's), not on the footprint of the gate bar or a
-    /// partition, whose own wood shows there, and with the camera's line of
-    /// sight to its top clear of the board's solids.
+    /// Whether a disc could lie at `c` and be seen there: it may rest there ([`DiscModel::may_rest`]) and the
+    /// camera's line of sight to its top is clear of the board's solids.
     fn may_lie(&self, cx: &Ctx, c: BoardPoint) -> bool {
-        self.within_walls(c) && !self.on_partition_or_gate_bar(c, 0.0) && cx.sees(c.at_height(self.shape.top_z_mm))
+        self.may_rest(c) && cx.sees(c.at_height(self.shape.top_z_mm))
+    }
+
+    /// Whether a disc could rest at `c` on the surface: inside its walls (a disc beyond them is off the board
+    /// and counts for nothing, and what lies there, a table of the discs' own wood, is none of the game's) and
+    /// not on the footprint of the gate bar or a partition, whose own wood shows there. Whether the camera sees it
+    /// is another matter: part of a disc may lie under a bridged gate bar.
+    fn may_rest(&self, c: BoardPoint) -> bool {
+        self.within_walls(c) && !self.on_partition_or_gate_bar(c, 0.0)
     }
 
     /// Whether a disc about board point `c` may count: it lies inside the walls, in the compartments or the gate,
