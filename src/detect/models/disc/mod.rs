@@ -296,10 +296,11 @@ impl PieceModel for DiscModel {
             self.on_a_stack(cx, left.proposal, out);
         }
         // A crisp outline of a disc's size rejected only for its uneven face, that no disc found explains, may be
-        // a disc half in a shadow: the frame needs review, the disc is never silently dropped.
+        // a disc half in a shadow: the frame needs review, the disc is never silently dropped. As for the faint
+        // circles, wherever a disc may rest: the outline was seen, whether or not the camera sees its middle.
         for (at, why) in unexplained_outlines.into_iter().filter_map(|left| left.uneven) {
             let explained = out.pieces.iter().any(|d| cx.seen_on_grid(d).distance(at) < self.shape.radius_mm) || out.unexplained.iter().any(|u| u.centre.distance(at) < self.shape.radius_mm);
-            if !explained && self.may_lie(cx, at) {
+            if !explained && self.may_rest(at) {
                 let area_mm2 = std::f64::consts::PI * self.shape.radius_mm * self.shape.radius_mm;
                 out.unexplained.push(Unexplained { kind: self.shape.kind, team: None, centre: at, area_mm2, reason: format!("{why}: a disc in a shadow, or none") });
             }
