@@ -403,3 +403,81 @@ pub fn render_text(r: &EvalReport) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of a JSON value, at every depth, except inside the objects named in `opaque` (documented
+    /// elsewhere, or keyed by data: calls, teams).
+    fn keys(v: &serde_json::Value, opaque: &[&str], out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    out.push(k.clone());
+                    if !opaque.contains(&k.as_str()) {
+                        keys(x, opaque, out);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, opaque, out)),
+            _ => {}
+        }
+    }
+
+    /// `docs/eval.md` documents every field `eval --json` and `eval-locate --json` print: each key, at every
+    /// depth, appears there as code.
+    #[test]
+    fn every_field_of_the_measurements_json_is_documented() {
+        let doc = include_str!("../../docs/eval.md");
+        let piece = PieceOutcome {
+            id: "red#1".into(),
+            truth_call: "zone3".into(),
+            call: "zone2".into(),
+            footprint_error_mm: Some(0.4),
+            truth_margin_mm: 1.0,
+            margin_mm: Some(-0.2),
+            sigma_mm: Some(0.5),
+            review: true,
+            height_measured: false,
+        };
+        let fixture = FixtureOutcome {
+            name: "00".into(),
+            board: "shuffleboard-22ft".into(),
+            error: None,
+            pieces: vec![piece],
+            extra: Vec::new(),
+            unexplained: Vec::new(),
+            all_calls_right: false,
+            truth_score: Some(serde_json::json!({ "red": 3 })),
+            score: Some(serde_json::json!({ "red": 2 })),
+            score_right: false,
+            needs_review: true,
+            clear_margins: true,
+            seconds: 0.1,
+        };
+        let eval = serde_json::to_value(summarise(vec![fixture], PoseSource::Truth)).unwrap();
+        let scene = locate::LocateOutcome {
+            scene: "00".into(),
+            board: "yocu-4".into(),
+            status: "located".into(),
+            reason: None,
+            corners_in_view: 4,
+            corner_error_px: Some(0.2),
+            position_error_mm: Some(0.3),
+            position_sigma_mm: Some(0.4),
+            time_ms: 100.0,
+        };
+        let off = locate::CameraOffset { focal_percent: 0.5, principal_px: [0.0, 0.0] };
+        let located = locate::LocateReport { scenes: vec![scene], located: 1, within_bar: 1, sigma_covered: 1, median_time_ms: 100.0, max_time_ms: 100.0, camera_off: Some(off) };
+        let located = serde_json::to_value(located).unwrap();
+        let mut all = Vec::new();
+        // The pieces, scores and unexplained colour are the frame report's (docs/report-format.md); the confusion
+        // table is keyed by calls.
+        keys(&eval, &["extra", "unexplained", "truth_score", "score", "confusion"], &mut all);
+        keys(&located, &[], &mut all);
+        let missing: Vec<&String> = all.iter().filter(|k| !doc.contains(&format!("`{k}`"))).collect();
+        assert!(missing.is_empty(), "fields not in docs/eval.md: {missing:?}");
+        assert!(all.len() > 40, "{} keys: the reports were not walked", all.len());
+    }
+}
