@@ -264,9 +264,10 @@ struct TrueView<'a> {
 }
 
 impl TrueView<'_> {
-    /// Where a board point lies in the undistorted image (of ideal camera `ideal`) that the camera located with
-    /// makes of the raw frame: the true camera images it in the raw frame, and the camera located with undistorts
-    /// that pixel. With the true camera located with, the true pose's projection through `ideal`.
+    /// Where a board point lies in the undistorted image (of ideal camera `ideal`) that the camera the board was
+    /// located with makes of the raw frame: the true camera images the point in the raw frame, and that camera
+    /// undistorts the pixel. Where the board was located with the true camera, this is the true pose's projection
+    /// through `ideal`.
     fn in_undistorted(&self, ideal: &Camera, p: BoardPoint3) -> Option<PixelPoint> {
         let raw = self.pose.project(self.camera, p)?;
         let (x, y) = self.located_with.normalise(raw)?;

@@ -33,7 +33,7 @@ impl DiscModel {
     /// A circle is looked at where a disc may rest ([`DiscModel::may_rest`]), whether or not the camera sees its
     /// middle: the fit has found its outline, and a disc half under a gate bar that may be bridged (the build is not
     /// known) has its middle out of sight (external sj_03, the true pose: a disc in the gate, 54 % of it seen, its
-    /// outline fitted 2.9 mm from where it is, was dropped for its hidden middle and missed unflagged).
+    /// outline fitted 3 mm from where it is, was dropped for its hidden middle and missed unflagged).
     pub(super) fn flag_faint_circles(&self, cx: &Ctx, proposed: &[BoardPoint], out: &mut Detections) {
         let r = self.shape.radius_mm;
         let faint: Vec<BoardPoint> = proposals::faint_circles(cx, proposed, self.gate_front_mm + r + self.overlap_tolerance_mm)
