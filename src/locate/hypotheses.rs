@@ -195,14 +195,15 @@ impl Locator {
                         continue;
                     }
                     let (na, nb) = (line_plane(cam, a.l), line_plane(cam, b.l));
+                    let (ends_a, ends_b) = (ends(a), ends(b));
                     // The board's long axis, in camera coordinates: in both sides' planes.
                     let Some(dy) = unit3(cross3(na, nb)) else { continue };
                     // Across the axis within each side's plane: a side's points lie along it from the axis's plane.
                     let (Some(ua), Some(ub)) = (unit3(cross3(dy, na)), unit3(cross3(dy, nb))) else { continue };
                     // The roll that faces the camera most: the board's normal (towards the camera) nearest the
                     // camera's backward axis.
-                    let back = [0.0, 0.0, -1.0];
-                    let Some(n0) = unit3(sub3(back, scale3(dy, dot3(back, dy)))) else { continue };
+                    const BACK: [f64; 3] = [0.0, 0.0, -1.0];
+                    let Some(n0) = unit3(sub3(BACK, scale3(dy, dot3(BACK, dy)))) else { continue };
                     let Some(m0) = unit3(cross3(dy, n0)) else { continue };
                     for k in 0..SIDE_ROLLS {
                         let roll = (-SIDE_ROLL_MAX_DEG + k as f64 * SIDE_ROLL_STEP_DEG).to_radians();
@@ -232,8 +233,8 @@ impl Locator {
                             let lambda = h / dot3(n, r);
                             (lambda > 0.0).then(|| scale3(r, lambda))
                         };
-                        let (Some(a0), Some(a1)) = (on_plane(ends(a)[0]), on_plane(ends(a)[1])) else { continue };
-                        if ends(b).iter().any(|e| on_plane(*e).is_none()) {
+                        let (Some(a0), Some(a1)) = (on_plane(ends_a[0]), on_plane(ends_a[1])) else { continue };
+                        if ends_b.iter().any(|e| on_plane(*e).is_none()) {
                             continue;
                         }
                         // The board's origin at the sides' midpoint in the camera's plane across the axis, on the
