@@ -193,7 +193,7 @@ fn stages(c: &mut Criterion) {
     for b in &benches {
         g.bench_function(b.name, |x| {
             x.iter(|| {
-                score_frame(black_box(&b.frame), &b.board, &b.camera, PoseInput::Given(b.pose), DetectorConfig::default(), FoulLine::Long)
+                score_frame(black_box(&b.frame), &b.board, &b.camera, PoseInput::Given(boardcall::locate::GivenPose::new(b.pose)), DetectorConfig::default(), FoulLine::Long)
                     .expect("score")
             })
         });

@@ -188,7 +188,7 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
     let pose_start = |pose: Option<&Path>| -> Result<boardcall::watch::PoseStart> {
         Ok(match pose {
             Some(p) if a.trust_pose => boardcall::watch::PoseStart::Trusted(boardcall::camera::CameraPose::load(p)?),
-            Some(p) => boardcall::watch::PoseStart::Given(boardcall::camera::CameraPose::load(p)?),
+            Some(p) => boardcall::watch::PoseStart::Given(boardcall::camera::PoseFile::load(p)?.into()),
             None => boardcall::watch::PoseStart::Locate,
         })
     };

@@ -115,7 +115,7 @@ fn locate_error(e: &crate::locate::LocateError) -> Failure {
     use crate::locate::LocateError as E;
     match e {
         E::NotFound { .. } | E::PoorFit { .. } | E::Ambiguous { .. } | E::GivenPoseRejected { .. } => Failure::Refused,
-        E::TooFewPoints { .. } | E::PointsFile { .. } | E::PointsIo { .. } => Failure::Input,
+        E::TooFewPoints { .. } | E::PointsFile { .. } | E::PointsIo { .. } | E::UnknownConstruction { .. } => Failure::Input,
         E::Frame { source } => frame_error(source),
         E::Camera { source } => camera_error(source),
         E::OpenCv { .. } => Failure::Internal,

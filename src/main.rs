@@ -106,7 +106,7 @@ fn run(cli: Cli) -> Result<()> {
                         (pose, None) => boardcall::score::PoseInput::Trusted(pose),
                     }
                 }
-                Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),
+                Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::PoseFile::load(&p)?.into()),
                 None => boardcall::score::PoseInput::Locate(boardcall::locate::LocateConfig::default()),
             };
             let scoring = round.scoring()?;
@@ -151,7 +151,7 @@ fn run(cli: Cli) -> Result<()> {
             let cam = boardcall::camera::Camera::load(&camera)?;
             let frame = boardcall::frame::Frame::load(&image)?;
             let pose_input = match pose {
-                Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::CameraPose::load(&p)?),
+                Some(p) => boardcall::score::PoseInput::Given(boardcall::camera::PoseFile::load(&p)?.into()),
                 None => boardcall::score::PoseInput::Locate(boardcall::locate::LocateConfig::default()),
             };
             let foul = game_foul_line(game.as_deref(), &options, foul_line)?;
@@ -177,7 +177,7 @@ fn run(cli: Cli) -> Result<()> {
             let cam = boardcall::camera::Camera::load(&camera)?;
             let start = match pose {
                 Some(p) if trust_pose => PoseStart::Trusted(boardcall::camera::CameraPose::load(&p)?),
-                Some(p) => PoseStart::Given(boardcall::camera::CameraPose::load(&p)?),
+                Some(p) => PoseStart::Given(boardcall::camera::PoseFile::load(&p)?.into()),
                 None => PoseStart::Locate,
             };
             let mut stream = boardcall::frame::FrameSource::open(&source)?;

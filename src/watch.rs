@@ -25,11 +25,11 @@
 
 use crate::board::Board;
 use crate::calls::FoulLine;
-use crate::camera::{Camera, CameraPose};
+use crate::camera::{Camera, CameraPose, FittedConstruction};
 use crate::detect::DetectorConfig;
 use crate::frame::{FrameError, StreamFrame};
 use crate::geom::BoardPoint;
-use crate::locate::{BoardPose, LocateConfig, Locator};
+use crate::locate::{BoardPose, GivenPose, LocateConfig, Locator};
 use crate::piece::{PieceKind, Team};
 use crate::score::{FrameReport, PoseReport, RoundScoring, ScoreError, Session};
 use crate::undistort::{UndistortConfig, Undistorter};
@@ -148,13 +148,13 @@ impl Default for WatchConfig {
 }
 
 /// Where the first pose comes from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum PoseStart {
     /// Found in the stream's first frames.
     Locate,
     /// A pose file's, checked against the first frame (and found from scratch
     /// if the board is no longer where it says).
-    Given(CameraPose),
+    Given(GivenPose),
     /// A pose file's, never checked: a rigid mount whose view is known to be clear.
     Trusted(CameraPose),
 }
@@ -244,8 +244,10 @@ pub struct Watcher {
     cfg: WatchConfig,
     undistorter: Undistorter,
     locator: Locator,
-    /// The pose to try first when the board is not in view (a given pose, the last one known).
-    hint: Option<CameraPose>,
+    /// The pose to try first when the board is not in view (a given pose, the last one known), with its construction.
+    hint: Option<GivenPose>,
+    /// The construction measured with the session's pose: where its checks start (empty: nominal).
+    construction: FittedConstruction,
     trusted: bool,
     session: Option<(Session, PoseReport)>,
     last_check_s: f64,
@@ -288,7 +290,7 @@ impl Watcher {
         let (hint, trusted) = match start {
             PoseStart::Locate => (None, false),
             PoseStart::Given(p) => (Some(p), false),
-            PoseStart::Trusted(p) => (Some(p), true),
+            PoseStart::Trusted(p) => (Some(GivenPose::new(p)), true),
         };
         Ok(Watcher {
             board: board.clone(),
@@ -300,6 +302,7 @@ impl Watcher {
             undistorter: Undistorter::new(*camera, UndistortConfig::default())?,
             locator: Locator::new(board, LocateConfig::default()),
             hint,
+            construction: FittedConstruction::new(),
             trusted,
             session: None,
             last_check_s: 0.0,
@@ -421,14 +424,15 @@ impl Watcher {
         let (frame, time_s) = (f.index, f.time_s);
         self.last_check_s = time_s;
         let Some(current) = self.session.as_ref().map(|(s, _)| *s.pose()) else { return Ok(Checked::Lost) };
-        match self.check(f, current) {
+        let current = GivenPose { pose: current, construction: self.construction.clone() };
+        match self.check(f, &current) {
             Ok(bp) => {
-                let moved_px = self.locator.image_distance(self.undistorter.ideal_camera(), &current, &bp.pose);
+                let moved_px = self.locator.image_distance(self.undistorter.ideal_camera(), &current.pose, &bp.pose);
                 if moved_px <= POSE_MOVED_PX {
                     return Ok(Checked::Same);
                 }
                 let report = PoseReport::located("given", &bp);
-                self.start_session(bp.pose, report.clone())?;
+                self.start_session(bp.given(), report.clone())?;
                 events.push(WatchEvent::PoseMoved { frame, time_s, moved_px, pose: report });
                 Ok(Checked::Moved)
             }
@@ -442,28 +446,32 @@ impl Watcher {
 
     /// The pose for a frame with no session: the hint checked against it (a
     /// given pose, the pose before the board was lost), else a search from scratch.
-    fn find_pose(&mut self, f: &StreamFrame) -> Result<(CameraPose, PoseReport), String> {
-        if let Some(p) = self.hint {
+    fn find_pose(&mut self, f: &StreamFrame) -> Result<(GivenPose, PoseReport), String> {
+        if let Some(p) = self.hint.clone() {
             if self.trusted {
-                return Ok((p, PoseReport::trusted(&p)));
+                let report = PoseReport::trusted(&p.pose);
+                return Ok((p, report));
             }
-            if let Ok(bp) = self.check(f, p) {
-                return Ok((bp.pose, PoseReport::located("given", &bp)));
+            if let Ok(bp) = self.check(f, &p) {
+                return Ok((bp.given(), PoseReport::located("given", &bp)));
             }
         }
         let u = self.undistorter.run(&f.frame).map_err(|e| e.to_string())?;
         let bp = self.locator.run(&u).map_err(|e| e.to_string())?;
-        Ok((bp.pose, PoseReport::located("located", &bp)))
+        Ok((bp.given(), PoseReport::located("located", &bp)))
     }
 
-    /// The pose `pose` refined against the frame's board edges, or why the board is not there.
-    fn check(&mut self, f: &StreamFrame, pose: CameraPose) -> Result<BoardPose, String> {
+    /// The pose `pose` refined against the frame's board edges (from its construction), or why the board is not there.
+    fn check(&mut self, f: &StreamFrame, pose: &GivenPose) -> Result<BoardPose, String> {
         let u = self.undistorter.run(&f.frame).map_err(|e| e.to_string())?;
         self.locator.refine_from(&u, pose).map_err(|e| e.to_string())
     }
 
-    fn start_session(&mut self, pose: CameraPose, report: PoseReport) -> Result<(), WatchError> {
+    /// A session for `given`'s pose; its construction is where the pose's later checks start.
+    fn start_session(&mut self, given: GivenPose, report: PoseReport) -> Result<(), WatchError> {
         let detector = DetectorConfig { pose_sigma_mm: report.position_sigma_mm, ..self.detector.clone() };
+        let pose = given.pose;
+        self.construction = given.construction;
         self.session = Some((Session::new(&self.board, &self.camera, &pose, detector)?, report));
         // A new pose: what was seen before is not comparable.
         self.previous = None;
@@ -483,7 +491,7 @@ impl Watcher {
     }
 
     /// The board is not where `pose` says: no scoring until it is found again, from `pose` first.
-    fn lose(&mut self, pose: CameraPose, time_s: f64) {
+    fn lose(&mut self, pose: GivenPose, time_s: f64) {
         self.hint = Some(pose);
         self.session = None;
         self.lost = true;

@@ -2,8 +2,8 @@
 //! files and `boardcall calibrate` write them, read with every value checked at the boundary, and written as text
 //! in memory so that the caller can write the file atomically.
 
-use super::{cv, BrownConrady, Camera, CameraError, CameraPose, Distortion, FileKind, LensModel, CAMERA_MATRIX_ZERO_TOL};
-use opencv::core::{FileNode, FileStorage, FileStorageTrait, FileStorageTraitConst, FileNodeTraitConst, FileStorage_Mode, Mat};
+use super::{cv, BrownConrady, Camera, CameraError, CameraPose, FittedConstruction, Distortion, FileKind, LensModel, PoseFile, CAMERA_MATRIX_ZERO_TOL};
+use opencv::core::{FileNode, FileNode_MAP, FileStorage, FileStorageTrait, FileStorageTraitConst, FileNodeTraitConst, FileStorage_Mode, Mat};
 use opencv::prelude::*;
 use std::path::Path;
 
@@ -291,11 +291,45 @@ pub(super) fn load_pose(path: &Path) -> Result<CameraPose, CameraError> {
 /// A pose file's pose ([`load_pose`]) and the `position_sigma_mm` it records (written by `locate -o` and `setup`):
 /// `None` when the file has none or records it as unknown (not a number); an error when it is negative.
 pub(super) fn load_pose_recorded(path: &Path) -> Result<(CameraPose, Option<f64>), CameraError> {
-    let read = || -> Result<(CameraPose, Option<f64>), CameraError> {
+    load_pose_file(path).map(|f| (f.pose, f.position_sigma_mm))
+}
+
+/// A pose file whole ([`PoseFile::load`]): the pose, its recorded `position_sigma_mm` ([`load_pose_recorded`]) and
+/// the `construction` map `locate -o` writes (empty when the file has none).
+pub(super) fn load_pose_file(path: &Path) -> Result<PoseFile, CameraError> {
+    let read = || -> Result<PoseFile, CameraError> {
         let fs = open_storage(path)?;
-        Ok((pose_in(&fs, path)?, pose_sigma_in(&fs, path)?))
+        Ok(PoseFile { pose: pose_in(&fs, path)?, position_sigma_mm: pose_sigma_in(&fs, path)?, construction: construction_in(&fs, path)? })
     };
     read().map_err(CameraError::in_pose_file)
+}
+
+/// A construction dimension in a pose file is at most this, mm: a wall, rail or gutter metres across is a unit
+/// mistake, not a table.
+const MAX_CONSTRUCTION_MM: f64 = 2_000.0;
+
+/// The `construction` map of an opened pose file `fs` read from `path`: each key a dimension's name, each value a
+/// finite number of mm from 0 to [`MAX_CONSTRUCTION_MM`].
+fn construction_in(fs: &FileStorage, path: &Path) -> Result<FittedConstruction, CameraError> {
+    const KEY: &str = "construction";
+    let Some(n) = node(fs, KEY)? else { return Ok(FittedConstruction::new()) };
+    if !cv(KEY, n.is_map())? {
+        return Err(field(path, KEY, "is not a map of dimensions (name: mm)"));
+    }
+    let mut out = FittedConstruction::new();
+    for name in cv(KEY, n.keys())? {
+        let v = cv(KEY, n.get(&name))?;
+        let at = format!("{KEY}.{name}");
+        if !(cv(KEY, v.is_real())? || cv(KEY, v.is_int())?) {
+            return Err(field(path, &at, "is not a number"));
+        }
+        let mm = cv(KEY, v.to_f64())?;
+        if !(mm.is_finite() && (0.0..=MAX_CONSTRUCTION_MM).contains(&mm)) {
+            return Err(field(path, &at, format!("= {mm}: a dimension of the board's construction is from 0 to {MAX_CONSTRUCTION_MM} mm")));
+        }
+        out.insert(name, mm);
+    }
+    Ok(out)
 }
 
 /// The pose in an opened pose file `fs` read from `path`.
@@ -385,17 +419,27 @@ pub(super) fn camera_text(cam: &Camera, extra: &[(&str, f64)]) -> Result<String,
 }
 
 /// The pose file's text ([`CameraPose::to_file_string`]).
-pub(super) fn pose_text(pose: &CameraPose, extra: &[(&str, f64)]) -> Result<String, CameraError> {
+pub(super) fn pose_text(pose: &CameraPose, extra: &[(&str, f64)], construction: &FittedConstruction) -> Result<String, CameraError> {
     let mut fs = memory_writer()?;
     cv("write", opencv::core::write_mat(&mut fs, "rvec", &column(&pose.rvec())?))?;
     cv("write", opencv::core::write_mat(&mut fs, "tvec", &column(&pose.translation)?))?;
-    finish(fs, extra)
+    for (key, v) in extra {
+        cv("write", opencv::core::write_f64(&mut fs, key, *v))?;
+    }
+    if !construction.is_empty() {
+        cv("write", fs.start_write_struct("construction", FileNode_MAP, ""))?;
+        for (name, mm) in construction {
+            cv("write", opencv::core::write_f64(&mut fs, name, *mm))?;
+        }
+        cv("write", fs.end_write_struct())?;
+    }
+    finish(fs, &[])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::KannalaBrandt;
+    use crate::camera::{FittedConstruction, KannalaBrandt};
     use std::path::PathBuf;
 
     fn fixture(rel: &str) -> PathBuf {
@@ -652,6 +696,40 @@ distortion_coefficients:
         assert!(key == "rvec" && p.contains("full turn"), "{p}");
         let (key, p) = refused("short.yaml", pose("0.1, 0.2", "10, 400, 1800"));
         assert!(key == "rvec" && p.contains("3-vector"), "{p}");
+    }
+
+    #[test]
+    fn a_pose_files_construction_round_trips_and_garbage_in_it_is_named() {
+        let dir = Scratch::new("pose-construction");
+        let mut written = PoseFile { pose: CameraPose::from_rvec_tvec([0.1, -3.0, 0.2], [10.0, 400.0, 1800.0]), position_sigma_mm: Some(0.4), construction: FittedConstruction::new() };
+        written.construction.insert("wall_height_mm".into(), 68.622024327462);
+        written.construction.insert("gate_bar_height_mm".into(), 23.5);
+        let path = dir.0.join("pose.yaml");
+        written.save(&path, &[("coverage", 0.9)]).unwrap();
+        let read = PoseFile::load(&path).unwrap();
+        assert_eq!(read.construction.keys().collect::<Vec<_>>(), ["gate_bar_height_mm", "wall_height_mm"]);
+        for (k, v) in &written.construction {
+            // Written with 17 significant digits: read back to the last bit but one.
+            assert!((read.construction[k] - v).abs() <= 1e-12 * v, "{k}: {v} read back as {}", read.construction[k]);
+        }
+        assert!(read.position_sigma_mm.is_some_and(|s| (s - 0.4).abs() <= 1e-12));
+        // A file without one (typed by hand, from `setup`, an older `locate`) reads as none.
+        let plain = "%YAML:1.0\n---\nrvec: [0.1, -3.0, 0.2]\ntvec: [10, 400, 1800]\n";
+        assert!(PoseFile::load(&dir.write("plain.yaml", plain)).unwrap().construction.is_empty());
+        let refused = |name: &str, tail: &str| match PoseFile::load(&dir.write(name, &format!("{plain}{tail}"))) {
+            Err(CameraError::Field { file: FileKind::Pose, key, problem, .. }) => (key, problem),
+            other => panic!("{name}: {other:?}"),
+        };
+        let (key, p) = refused("list.yaml", "construction: [1, 2]\n");
+        assert!(key == "construction" && p.contains("map"), "{p}");
+        let (key, p) = refused("word.yaml", "construction:\n   wall_height_mm: tall\n");
+        assert!(key == "construction.wall_height_mm" && p.contains("not a number"), "{p}");
+        let (key, p) = refused("nan.yaml", "construction:\n   wall_height_mm: .nan\n");
+        assert!(key == "construction.wall_height_mm" && p.contains("0 to"), "{p}");
+        let (key, p) = refused("negative.yaml", "construction:\n   wall_height_mm: -4\n");
+        assert!(key == "construction.wall_height_mm" && p.contains("0 to"), "{p}");
+        let (key, _) = refused("metres.yaml", "construction:\n   wall_height_mm: 7.0e4\n");
+        assert_eq!(key, "construction.wall_height_mm");
     }
 
     #[test]

@@ -326,6 +326,44 @@ impl Camera {
     }
 }
 
+/// The board's construction as measured with a pose: the dimensions the rules leave to the maker (a sjoelbak's wall
+/// and gate-bar heights, a shuffleboard's gutter width), in mm by name (`wall_height_mm`). `locate -o` saves them in
+/// the pose file, so that a later frame's check of that pose starts from the board as built (docs/camera.md):
+/// started from the nominal build, the check of a right pose can slide to another reading, the heights traded for
+/// the pose.
+pub type FittedConstruction = std::collections::BTreeMap<String, f64>;
+
+/// A pose file as read: the pose, the uncertainty it records, the construction measured with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoseFile {
+    pub pose: CameraPose,
+    /// The pose's `position_sigma_mm` (`None` where the file records none, or not a number).
+    pub position_sigma_mm: Option<f64>,
+    /// The `construction` map (empty where the file has none: a pose typed by hand, from `setup`, or an older file).
+    pub construction: FittedConstruction,
+}
+
+impl PoseFile {
+    /// Reads a pose file ([`CameraPose::load`]'s checks), with its `position_sigma_mm` and `construction` map; each
+    /// construction value a finite number of mm, at most 2 m.
+    pub fn load(path: &Path) -> Result<PoseFile, CameraError> {
+        files::load_pose_file(path)
+    }
+
+    /// The file's text: the pose, `extra` numbers, `position_sigma_mm` where known, and the construction map.
+    pub fn to_file_string(&self, extra: &[(&str, f64)]) -> Result<String, CameraError> {
+        let mut numbers = extra.to_vec();
+        numbers.extend(self.position_sigma_mm.map(|s| ("position_sigma_mm", s)));
+        files::pose_text(&self.pose, &numbers, &self.construction)
+    }
+
+    /// Writes [`PoseFile::to_file_string`] to `path` atomically.
+    pub fn save(&self, path: &Path, extra: &[(&str, f64)]) -> Result<(), CameraError> {
+        crate::files::write_atomic(path, self.to_file_string(extra)?.as_bytes())?;
+        Ok(())
+    }
+}
+
 /// A 3x3 rotation matrix, row-major.
 pub type Rotation = [[f64; 3]; 3];
 
@@ -491,7 +529,7 @@ impl CameraPose {
     /// The pose as OpenCV FileStorage YAML text (`rvec`, `tvec` in board mm, plus extra numbers), for the caller
     /// to write atomically.
     pub fn to_file_string(&self, extra: &[(&str, f64)]) -> Result<String, CameraError> {
-        files::pose_text(self, extra)
+        files::pose_text(self, extra, &FittedConstruction::new())
     }
 
     /// Writes [`CameraPose::to_file_string`] to `path` atomically ([`crate::files::write_atomic`]); a failed write is an error.

@@ -10,9 +10,9 @@ const MIN_SAMPLES_A_TASK: usize = 32;
 impl Locator {
     /// Moving-edges refinement from `start` over the whole schedule, then the
     /// verdict's measurements; `None` if it loses the board.
-    pub(super) fn refine(&mut self, cam: &Camera, start: CameraPose) -> Option<Refined> {
+    pub(super) fn refine(&mut self, cam: &Camera, start: Fit) -> Option<Refined> {
         let mut samples = std::mem::take(&mut self.samples);
-        let r = self.fit(&mut samples, cam, Fit::start(start, &self.model), &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&mut samples, cam, f));
+        let r = self.fit(&mut samples, cam, start, &SEARCH_SCHEDULE_PX, ITERATIONS_PER_RANGE).and_then(|f| self.verdict(&mut samples, cam, f));
         self.samples = samples;
         r
     }

@@ -50,7 +50,7 @@
 //! the pose is a full [`CameraPose`], so later stages project points at any height.
 
 use crate::board::{Board, Layout};
-use crate::camera::{Camera, CameraError, CameraPose, Rotation};
+use crate::camera::{Camera, CameraError, CameraPose, FittedConstruction, PoseFile, Rotation};
 use crate::frame::{Frame, FrameError, Undistorted};
 use crate::geom::{BoardPoint3, PixelPoint};
 use opencv::core::{Mat, Point2d, Point3d, Scalar, Size, Vec4i, Vector, BORDER_DEFAULT, CV_16S};
@@ -98,6 +98,8 @@ pub enum LocateError {
     Ambiguous { best: f64, second: f64, hint: String },
     #[error("the given pose does not fit this frame: {reason} (was the camera moved, or the board covered?)")]
     GivenPoseRejected { reason: String },
+    #[error("the given pose's construction names `{key}`, a dimension board {board} does not have (its dimensions: {known}): a pose located on another board?")]
+    UnknownConstruction { key: String, board: String, known: String },
     #[error("need at least {needed} points with distinct positions, got {got}")]
     TooFewPoints { got: usize, needed: usize },
     #[error("points file {path}, line {line}: {problem}")]
@@ -542,7 +544,27 @@ impl Locator {
             coverage: best.coverage,
             position_sigma_mm: best.sigma_mm.max(spread_mm),
             features: best.features,
+            construction: self.model.params.iter().zip(&best.construction).map(|(p, c)| (p.key(), p.nominal_mm + c)).collect(),
         }
+    }
+
+    /// A fit started at `given`'s pose with its construction ([`GivenPose::construction`]; a dimension it does not
+    /// name starts at nominal).
+    fn given_start(&self, given: &GivenPose) -> Result<Fit, LocateError> {
+        let mut start = Fit::start(given.pose, &self.model);
+        for (key, mm) in &given.construction {
+            let Some(k) = self.model.params.iter().position(|p| p.key() == *key) else {
+                let known: Vec<String> = self.model.params.iter().map(|p| p.key()).collect();
+                return Err(LocateError::UnknownConstruction {
+                    key: key.clone(),
+                    board: self.board_name.clone(),
+                    known: if known.is_empty() { "none".into() } else { known.join(", ") },
+                });
+            };
+            start.cons[k] = mm - self.model.params[k].nominal_mm;
+        }
+        clamp_construction(&self.model.params, &mut start.cons);
+        Ok(start)
     }
 
     /// Refines `start` against this image's edges and measures the fit, with
@@ -551,7 +573,7 @@ impl Locator {
     pub fn edge_fit(&mut self, und: &Undistorted, start: CameraPose) -> Result<Option<EdgeFit>, LocateError> {
         self.prepare(und)?;
         let cam = und.camera;
-        Ok(self.refine(&cam, start).map(|r| {
+        Ok(self.refine(&cam, Fit::start(start, &self.model)).map(|r| {
             let (samples, inliers, inlier_ss) = r.features.iter().fold((0usize, 0usize, 0.0f64), |(s, i, ss), f| {
                 (s + f.samples, i + f.inliers, ss + if f.inliers > 0 { f.inliers as f64 * f.rms_px * f.rms_px } else { 0.0 })
             });
@@ -560,9 +582,11 @@ impl Locator {
         }))
     }
 
-    /// Refines a known approximate pose (e.g. the previous frame's, or one from
-    /// `--points`) against this image's edges and applies the same verdict.
-    pub fn refine_from(&mut self, und: &Undistorted, start: CameraPose) -> Result<BoardPose, LocateError> {
+    /// Refines a known approximate pose (a pose file's, the previous frame's, one from
+    /// `--points`) against this image's edges, from the construction measured with it
+    /// where known, and applies the same verdict.
+    pub fn refine_from(&mut self, und: &Undistorted, given: &GivenPose) -> Result<BoardPose, LocateError> {
+        let start = self.given_start(given)?;
         self.prepare(und)?;
         let cam = und.camera;
         let Some(best) = self.refine(&cam, start) else {

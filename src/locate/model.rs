@@ -87,6 +87,12 @@ pub struct ConstructionParam {
 }
 
 impl ConstructionParam {
+    /// The dimension's key in a pose file's `construction` map and the JSON report: its name in snake case, in mm
+    /// (`wall_height_mm`).
+    pub fn key(&self) -> String {
+        format!("{}_mm", self.name.replace(' ', "_"))
+    }
+
     /// The prior's standard deviation: an eighth of the range, so the prior is
     /// negligible against any edge that shows the dimension and decides it where none does.
     pub(super) fn prior_sigma_mm(&self) -> f64 {

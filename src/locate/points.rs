@@ -128,6 +128,7 @@ pub fn locate_from_points(board: &Board, camera: &Camera, points: &[Corresponden
         coverage: f64::NAN,
         position_sigma_mm: points_position_sigma(camera, &pose, points, ss),
         features,
+        construction: FittedConstruction::new(),
     })
 }
 

@@ -45,20 +45,46 @@ pub struct BoardPose {
     /// error, not only the edges' noise.
     pub position_sigma_mm: f64,
     pub features: Vec<FeatureFit>,
+    /// The dimensions the maker chose, as fitted with the pose (mm by key, [`FittedConstruction`]); empty for a pose
+    /// from points, or a board whose model has none.
+    pub construction: FittedConstruction,
 }
 
 impl BoardPose {
-    /// Writes the pose ([`CameraPose::save`]) with its quality numbers.
+    /// This pose as the start of a later frame's check ([`Locator::refine_from`]), its construction with it.
+    pub fn given(&self) -> GivenPose {
+        GivenPose { pose: self.pose, construction: self.construction.clone() }
+    }
+
+    /// Writes the pose ([`PoseFile::save`]) with its quality numbers and its construction.
     pub fn save(&self, path: &Path) -> Result<(), LocateError> {
-        self.pose.save(
+        PoseFile { pose: self.pose, position_sigma_mm: Some(self.position_sigma_mm), construction: self.construction.clone() }.save(
             path,
-            &[
-                ("reprojection_rms_px", self.reprojection_rms_px),
-                ("coverage", self.coverage),
-                ("position_sigma_mm", self.position_sigma_mm),
-            ],
+            &[("reprojection_rms_px", self.reprojection_rms_px), ("coverage", self.coverage)],
         )?;
         Ok(())
+    }
+}
+
+/// A pose to check against a frame and refine ([`Locator::refine_from`]): a pose file's, the last frame's, one
+/// from typed points; with the board's construction measured with it, where known (empty: the board file's
+/// nominal build).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GivenPose {
+    pub pose: CameraPose,
+    pub construction: FittedConstruction,
+}
+
+impl GivenPose {
+    /// A pose with no construction measured with it.
+    pub fn new(pose: CameraPose) -> GivenPose {
+        GivenPose { pose, construction: FittedConstruction::new() }
+    }
+}
+
+impl From<PoseFile> for GivenPose {
+    fn from(f: PoseFile) -> GivenPose {
+        GivenPose { pose: f.pose, construction: f.construction }
     }
 }
 

@@ -672,7 +672,7 @@ mod tests {
             &frame,
             &board,
             &fx.camera,
-            PoseInput::Given(pose),
+            PoseInput::Given(crate::locate::GivenPose::new(pose)),
             DetectorConfig::default(),
             FoulLine::Long,
             Selection::AllClose { within_mm: CLOSE_MARGIN_MM },

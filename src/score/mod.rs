@@ -273,10 +273,11 @@ impl FrameReport {
 
 /// How the camera pose for a frame is obtained.
 pub enum PoseInput {
-    /// A pose from a file (e.g. saved by `locate` for a fixed camera), checked
-    /// against this frame's board edges first: a camera knocked out of place or
-    /// a board covered over refuses instead of scoring.
-    Given(crate::camera::CameraPose),
+    /// A pose from a file (e.g. saved by `locate` for a fixed camera, with the
+    /// construction measured with it), checked against this frame's board edges
+    /// first: a camera knocked out of place or a board covered over refuses
+    /// instead of scoring.
+    Given(crate::locate::GivenPose),
     /// A pose trusted without looking (fastest; for a rigid mount whose view
     /// is known to be clear).
     Trusted(crate::camera::CameraPose),
@@ -312,7 +313,7 @@ pub fn score_frame(
         PoseInput::Given(p) => {
             let mut und = crate::undistort::Undistorter::new(*camera, crate::undistort::UndistortConfig::default())?;
             let u = und.run(frame)?;
-            let bp = crate::locate::Locator::new(board, crate::locate::LocateConfig::default()).refine_from(&u, p)?;
+            let bp = crate::locate::Locator::new(board, crate::locate::LocateConfig::default()).refine_from(&u, &p)?;
             (bp.pose, PoseReport::located("given", &bp))
         }
         PoseInput::Locate(cfg) => {

@@ -373,7 +373,7 @@ fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence
         progress(&format!("confirming the board in frame {} of {}", index + 1, frames.len()));
         let mut und = Undistorter::new(est.camera, Default::default())?;
         let u = und.run(frame)?;
-        let bp = locator.refine_from(&u, *pose).map_err(|source| SetupError::NotConfirmed { index, source })?;
+        let bp = locator.refine_from(&u, &crate::locate::GivenPose::new(*pose)).map_err(|source| SetupError::NotConfirmed { index, source })?;
         confirmed.push(bp);
     }
     Ok(CameraSetup {

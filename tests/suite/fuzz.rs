@@ -153,7 +153,7 @@ fn mutated_frames_are_refused_or_scored_as_the_undamaged_frame() {
         // (`--trust-pose`) opts out of every check, and a damaged file can decode to a valid picture of the board
         // moved (a repeated run of JPEG data shifts everything after it), which only the pose check can see.
         let score = |frame: &Frame| {
-            score_frame(frame, &board, &f.camera, PoseInput::Given(pose), cfg.clone(), FoulLine::Long).map(|(r, _)| r)
+            score_frame(frame, &board, &f.camera, PoseInput::Given(boardcall::locate::GivenPose::new(pose)), cfg.clone(), FoulLine::Long).map(|(r, _)| r)
         };
         let want = calls_of(&score(&original_frame).unwrap());
         // PNG as well as JPEG: the same frame encoded losslessly.

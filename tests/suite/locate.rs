@@ -256,6 +256,54 @@ fn varied_views_once_refused_or_misread_are_located_within_the_bar() {
     }
 }
 
+/// A pose `locate -o` wrote is confirmed on the very frame it was found in, as a fixed camera's later frames give it
+/// back (`score --pose`, `watch`): the pose file keeps the construction fitted with it, and the check starts there.
+/// Varied 11 (a sjoelbak walled 70 mm high where the board file says 50, seen whole): checked from the nominal build,
+/// the refit of its own pose slid 50 mm to a reading whose gate bar does not confirm, and the frame was refused as
+/// "the camera moved"; varied 18's pose came back 5 mm from where it was located.
+#[test]
+fn a_located_pose_given_back_from_its_file_is_confirmed_on_its_own_frame() {
+    let dir = common::scratch("locate", "given_back");
+    for name in ["11-sjoelbak-plain-whole-brown", "18-sjoelbak-on_partition-end-brown"] {
+        let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
+        let f = Fixture::load(&fdir).unwrap();
+        let frame = Frame::load(&f.image_path()).unwrap();
+        let board = Board::load(&f.truth.board).unwrap();
+        let found = locate(&f, &frame).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(found.construction.contains_key("wall_height_mm"), "{name}: the fitted construction is reported: {:?}", found.construction);
+        let path = dir.join(format!("{name}.yaml"));
+        found.save(&path).unwrap();
+        let file = boardcall::camera::PoseFile::load(&path).unwrap();
+        for (key, mm) in &found.construction {
+            // The file holds every dimension to its last digit but one (YAML's 17 significant digits).
+            assert!((file.construction[key] - mm).abs() <= 1e-9 * mm.abs().max(1.0), "{name}: {key} {mm} read back as {}", file.construction[key]);
+        }
+        let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
+        let given = Locator::new(&board, LocateConfig::default()).refine_from(&und.run(&frame).unwrap(), &file.into()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // The same reading: every key point in view within a tenth of a pixel of where the located pose put it (the
+        // refit may settle a hair away; a different reading is pixels off).
+        let moved = errors(&BoardModel::new(&board), &f.camera, &found.pose, &given.pose);
+        assert!(moved.px <= 0.1, "{name}: the given-back pose moved {:.3} px at {}", moved.px, moved.worst);
+    }
+}
+
+/// A pose file's construction naming a dimension the board does not have (a shuffleboard's pose given for a
+/// sjoelbak) is an input error naming it, not a refusal of the frame.
+#[test]
+fn a_pose_whose_construction_is_another_boards_is_an_input_error() {
+    let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes/16-sjoelbak-plain");
+    let f = Fixture::load(&fdir).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    let mut given = locate::GivenPose::new(truth_pose(&f));
+    given.construction.insert("gutter_width_mm".into(), 76.2);
+    let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
+    let e = Locator::new(&board, LocateConfig::default()).refine_from(&und.run(&frame).unwrap(), &given).unwrap_err();
+    assert!(matches!(&e, LocateError::UnknownConstruction { key, .. } if key == "gutter_width_mm"), "{e}");
+    assert!(!e.is_refusal(), "{e}");
+    assert!(e.to_string().contains("wall_height_mm"), "the board's own dimensions are named: {e}");
+}
+
 /// Varied 09: a whole 22 ft table whose side is read on a slab-face ramp (its gradient spread over pixels, 0.65 px
 /// RMS along 352 samples): the fit's residual was 0.46 px and the frame refused. A rough feature's pull now enters
 /// the sigma (its leave-one-out re-fit) and the residual no longer refuses: located, within the reported sigma's

@@ -201,7 +201,7 @@ fn resumed_after_any_sjoelen_sub_turn_the_log_is_the_uninterrupted_one() {
 fn a_crazy_eight_frame_is_followed_through_a_knocked_camera() {
     let v = render_game(&games::crazy_eight(), threads()).expect("render");
     let cfg = match_config(&v.truth);
-    let watcher = Watcher::new(&v.board, &v.camera, PoseStart::Given(v.pose), Default::default(), boardcall::calls::FoulLine::Long, None, WatchConfig::default())
+    let watcher = Watcher::new(&v.board, &v.camera, PoseStart::Given(boardcall::locate::GivenPose::new(v.pose)), Default::default(), boardcall::calls::FoulLine::Long, None, WatchConfig::default())
         .expect("watcher");
     let tracker = Tracker::new(&cfg, &v.board, cfg.header_log()).expect("tracker");
     let mut m = Match::new(watcher, tracker, None, 0);

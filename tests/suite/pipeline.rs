@@ -313,7 +313,7 @@ mod bad_input {
         // the floor): checking the pose against the frame must refuse.
         let f = fixture("00-shuffleboard-22ft-plain");
         let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
-        let e = score(&f, &floor_like(&f), PoseInput::Given(pose)).unwrap_err();
+        let e = score(&f, &floor_like(&f), PoseInput::Given(boardcall::locate::GivenPose::new(pose))).unwrap_err();
         assert!(matches!(&e, ScoreError::Locate(l) if l.is_refusal()), "{e}");
     }
 
