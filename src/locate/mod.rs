@@ -589,7 +589,19 @@ impl Locator {
         let start = self.given_start(given)?;
         self.prepare(und)?;
         let cam = und.camera;
-        let Some(best) = self.refine(&cam, start) else {
+        let mut best = self.refine(&cam, start);
+        // A pose given without the construction it was found with (typed points, `setup`, a hand-made file) is
+        // refitted from the nominal build first; where that fails on a board of upright faces of free height, the
+        // heights start across their range as well, as the search's own re-fits do ([`Locator::height_starts`]):
+        // from the nominal build, the refit of a right pose can slide to a reading of other heights (varied 11,
+        // walled 70 mm high where the board file says 50: 50 mm along the board, refused).
+        if given.construction.is_empty() && self.has_upright_feet() && !best.as_ref().is_some_and(|r| self.check(r).is_ok()) {
+            let starts = self.height_starts(&given.pose);
+            let refits: Vec<Refined> = starts.into_iter().filter_map(|f| self.refine(&cam, f)).collect();
+            let passing = refits.into_iter().filter(|r| self.check(r).is_ok()).max_by(|a, b| a.score.total_cmp(&b.score));
+            best = passing.or(best);
+        }
+        let Some(best) = best else {
             return Err(LocateError::GivenPoseRejected { reason: "the board's edges are not near where it puts them".into() });
         };
         self.last_candidate = Some(best.pose);

@@ -58,17 +58,7 @@ impl Locator {
         if !self.has_upright_feet() {
             return Vec::new();
         }
-        let heights: Vec<usize> = (0..self.model.params.len()).filter(|k| self.model.edges.iter().any(|e| e.face_param == Some(*k))).collect();
-        let mut starts: Vec<Fit> = Vec::new();
-        for &f in &HEIGHT_STARTS {
-            let mut start = Fit::start(*best, &self.model);
-            for &k in &heights {
-                let p = &self.model.params[k];
-                start.cons[k] = f * if f > 0.0 { p.max_mm - p.nominal_mm } else { p.nominal_mm - p.min_mm };
-            }
-            clamp_construction(&self.model.params, &mut start.cons);
-            starts.push(start);
-        }
+        let mut starts = self.height_starts(best);
         for axis in [1usize, 0] {
             for &s in &SHIFTS_MM {
                 // Board point X is imaged where `best` images X + delta.
@@ -83,6 +73,24 @@ impl Locator {
         }
         let refits = self.refine_fits(cam, &starts, seen, Some((best, cons)));
         refits.into_iter().filter(|r| self.check(r).is_ok()).collect()
+    }
+
+    /// Fits started at `pose` with the heights of the upright faces (walls, partitions, a gate bar) across their
+    /// range ([`HEIGHT_STARTS`]), all heights together, the rest of the construction at nominal.
+    pub(super) fn height_starts(&self, pose: &CameraPose) -> Vec<Fit> {
+        let heights: Vec<usize> = (0..self.model.params.len()).filter(|k| self.model.edges.iter().any(|e| e.face_param == Some(*k))).collect();
+        HEIGHT_STARTS
+            .iter()
+            .map(|&f| {
+                let mut start = Fit::start(*pose, &self.model);
+                for &k in &heights {
+                    let p = &self.model.params[k];
+                    start.cons[k] = f * if f > 0.0 { p.max_mm - p.nominal_mm } else { p.nominal_mm - p.min_mm };
+                }
+                clamp_construction(&self.model.params, &mut start.cons);
+                start
+            })
+            .collect()
     }
 
     /// Re-fits of a reading whose sides have a band of something other than the surface just inside them (the

@@ -285,6 +285,17 @@ fn a_located_pose_given_back_from_its_file_is_confirmed_on_its_own_frame() {
         let moved = errors(&BoardModel::new(&board), &f.camera, &found.pose, &given.pose);
         assert!(moved.px <= 0.1, "{name}: the given-back pose moved {:.3} px at {}", moved.px, moved.worst);
     }
+    // The same pose given with no construction (typed points, `setup`, a hand-made file): refitted from the nominal
+    // build it slides and fails, and the heights started across their range find it again.
+    let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/11-sjoelbak-plain-whole-brown");
+    let f = Fixture::load(&fdir).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    let found = locate(&f, &frame).unwrap();
+    let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
+    let given = Locator::new(&board, LocateConfig::default()).refine_from(&und.run(&frame).unwrap(), &locate::GivenPose::new(found.pose)).unwrap();
+    let moved = errors(&BoardModel::new(&board), &f.camera, &found.pose, &given.pose);
+    assert!(moved.px <= 0.1, "given with no construction, the pose moved {:.3} px at {}", moved.px, moved.worst);
 }
 
 /// A pose file's construction naming a dimension the board does not have (a shuffleboard's pose given for a
