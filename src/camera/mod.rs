@@ -339,7 +339,7 @@ pub struct PoseFile {
     pub pose: CameraPose,
     /// The pose's `position_sigma_mm` (`None` where the file records none, or not a number).
     pub position_sigma_mm: Option<f64>,
-    /// The `construction` map (empty where the file has none: a pose typed by hand, from `setup`, or an older file).
+    /// The `construction` map (empty where the file has none: a pose from typed points, typed by hand, or an older file).
     pub construction: FittedConstruction,
 }
 

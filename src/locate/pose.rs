@@ -1,4 +1,4 @@
-//! The stage's output: the located pose with the evidence for it ([`BoardPose`], each feature's fit), and how well the board's edges fit a trial pose ([`EdgeFit`], for `setup`).
+//! The stage's output: the located pose with the evidence for it ([`BoardPose`], each feature's fit, the construction fitted with it), a pose to check against a frame ([`GivenPose`]), and how well the board's edges fit a trial pose ([`EdgeFit`], for `setup`).
 
 use super::*;
 
