@@ -467,9 +467,11 @@ mod tests {
             position_error_mm: Some(0.3),
             position_sigma_mm: Some(0.4),
             time_ms: 100.0,
+            given_back: Some("confirmed".into()),
+            given_back_moved_px: Some(0.01),
         };
         let off = locate::CameraOffset { focal_percent: 0.5, principal_px: [0.0, 0.0] };
-        let located = locate::LocateReport { scenes: vec![scene], located: 1, within_bar: 1, sigma_covered: 1, median_time_ms: 100.0, max_time_ms: 100.0, camera_off: Some(off) };
+        let located = locate::LocateReport { scenes: vec![scene], located: 1, within_bar: 1, sigma_covered: 1, given_back_confirmed: 1, median_time_ms: 100.0, max_time_ms: 100.0, camera_off: Some(off) };
         let located = serde_json::to_value(located).unwrap();
         let mut all = Vec::new();
         // The pieces, scores and unexplained colour are the frame report's (docs/report-format.md); the confusion

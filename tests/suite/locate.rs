@@ -447,6 +447,9 @@ fn eval_locate_reads_both_layouts_and_measures_the_pose() {
     assert!(outcome.passes(), "{outcome:?}");
     assert!(outcome.corner_error_px.unwrap() <= MAX_CORNER_ERROR_PX);
     assert!(Frame::load(&dir.join("overlay.png")).is_ok(), "the overlay is a readable picture");
+    // The located pose given back on its own frame (a fixed camera's next frames) is confirmed where it was found.
+    assert_eq!(outcome.given_back.as_deref(), Some("confirmed"), "{outcome:?}");
+    assert!(outcome.given_back_moved_px.is_some_and(|m| m <= 0.1), "{outcome:?}");
 }
 
 /// A far end with hardly any contrast and a grain line beside it: the floor beyond the end painted a few levels
