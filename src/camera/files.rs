@@ -423,9 +423,6 @@ pub(super) fn pose_text(pose: &CameraPose, extra: &[(&str, f64)], construction: 
     let mut fs = memory_writer()?;
     cv("write", opencv::core::write_mat(&mut fs, "rvec", &column(&pose.rvec())?))?;
     cv("write", opencv::core::write_mat(&mut fs, "tvec", &column(&pose.translation)?))?;
-    for (key, v) in extra {
-        cv("write", opencv::core::write_f64(&mut fs, key, *v))?;
-    }
     if !construction.is_empty() {
         cv("write", fs.start_write_struct("construction", FileNode_MAP, ""))?;
         for (name, mm) in construction {
@@ -433,7 +430,7 @@ pub(super) fn pose_text(pose: &CameraPose, extra: &[(&str, f64)], construction: 
         }
         cv("write", fs.end_write_struct())?;
     }
-    finish(fs, &[])
+    finish(fs, extra)
 }
 
 #[cfg(test)]
@@ -713,7 +710,7 @@ distortion_coefficients:
             assert!((read.construction[k] - v).abs() <= 1e-12 * v, "{k}: {v} read back as {}", read.construction[k]);
         }
         assert!(read.position_sigma_mm.is_some_and(|s| (s - 0.4).abs() <= 1e-12));
-        // A file without one (typed by hand, from `setup`, an older `locate`) reads as none.
+        // A file without one (typed by hand, from typed points, an older `locate`) reads as none.
         let plain = "%YAML:1.0\n---\nrvec: [0.1, -3.0, 0.2]\ntvec: [10, 400, 1800]\n";
         assert!(PoseFile::load(&dir.write("plain.yaml", plain)).unwrap().construction.is_empty());
         let refused = |name: &str, tail: &str| match PoseFile::load(&dir.write(name, &format!("{plain}{tail}"))) {
