@@ -86,6 +86,11 @@ pub(super) struct PieceShape {
     pub top_z_mm: f64,
     /// Whether a team colour tells the piece (weights, washers); discs are told by their outline.
     pub team_coloured: bool,
+    /// How far its upright side reaches down from the outline measured, where the side looks like the face inside
+    /// the outline (a disc's wood, a washer's paint all over): seen past the rim on the camera's side, down to its
+    /// foot, the outline found there may be the foot's ([`ProbeScope::side_mm`]). 0 where the outline is no rim
+    /// of a side of its look (a weight's coloured cap on its chrome body).
+    pub side_mm: f64,
 }
 
 /// What stays fixed while the camera pose is reused: the board, the camera, the
@@ -243,9 +248,7 @@ impl<'a> Ctx<'a> {
         let doubt = (radius_error.abs() > MAX_RADIUS_ERROR_MM)
             .then(|| format!("outline radius {:.1} mm, expected {:.1} mm", fit.footprint.radius_mm, shape.radius_mm));
         // The piece is rigid and of known size: its centre is best estimated with the radius held.
-        let held = self
-            .fit_with(Footprint::new(fit.footprint.centre, shape.radius_mm), z, true, &FitConfig { passes: 1, ..self.fit_cfg }, class)
-            .unwrap_or(fit.clone());
+        let held = self.centre_fit(Footprint::new(fit.footprint.centre, shape.radius_mm), z, class).unwrap_or(fit.clone());
         Ok(Detection {
             kind: shape.kind,
             team,
@@ -338,22 +341,32 @@ impl<'a> Ctx<'a> {
     /// are told by their outline alone).
     pub fn fit_with(&self, start: Footprint, z: f64, fixed_radius: bool, cfg: &FitConfig, class: usize) -> Result<CircleFit, MeasureError> {
         let colour = if self.geo.shape.team_coloured { self.colour(class) } else { None };
-        self.fit_inside(start, z, fixed_radius, cfg, colour)
+        self.fit_inside(start, z, fixed_radius, cfg, colour, 0.0)
+    }
+
+    /// The centre of a piece of its size whose outline lies about `start` at height `z`, its radius held (one pass
+    /// from a fit's centre): each edge taken as its top's rim or as its side's foot, whichever the circle explains
+    /// ([`PieceShape::side_mm`]). Only here, with the outline already verified as the piece's: a free fit, given both,
+    /// could explain a shadow's edge or a neighbour's as a foot.
+    fn centre_fit(&self, start: Footprint, z: f64, class: usize) -> Result<CircleFit, MeasureError> {
+        let colour = if self.geo.shape.team_coloured { self.colour(class) } else { None };
+        self.fit_inside(start, z, true, &FitConfig { passes: 1, ..self.fit_cfg }, colour, self.geo.shape.side_mm)
     }
 
     /// An outline fit over the probes the camera can see, with no colour asked
     /// of its inside: a round outline whatever its paint.
     pub fn fit_any_colour(&self, start: Footprint, z: f64) -> Result<CircleFit, MeasureError> {
-        self.fit_inside(start, z, false, &self.fit_cfg, None)
+        self.fit_inside(start, z, false, &self.fit_cfg, None, 0.0)
     }
 
     /// An outline fit over the probes the camera can see, on edges with
-    /// `colour` inside (any, with none).
-    fn fit_inside(&self, start: Footprint, z: f64, fixed_radius: bool, cfg: &FitConfig, colour: Option<ColourClass>) -> Result<CircleFit, MeasureError> {
+    /// `colour` inside (any, with none), of a piece whose side reaches `side_mm` below it.
+    fn fit_inside(&self, start: Footprint, z: f64, fixed_radius: bool, cfg: &FitConfig, colour: Option<ColourClass>, side_mm: f64) -> Result<CircleFit, MeasureError> {
         let inside = |bgr: [f32; 3]| colour.is_none_or(|c| c.contains(bgr_to_hsv(bgr)));
         let visible = |p: BoardPoint3| self.sees(p);
         let g = self.geo;
-        fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, fixed_radius, cfg, &ProbeScope { visible: &visible, inside: &inside })
+        let scope = ProbeScope { visible: &visible, inside: &inside, side_mm };
+        fit_circle_scoped(self.frame, &g.camera, &g.pose, start, z, fixed_radius, cfg, &scope)
     }
 
     /// The edge points an outline fit's probes find about `start` at height `z` (any colour inside), over the
@@ -367,7 +380,7 @@ impl<'a> Ctx<'a> {
     pub fn outline_edges_with(&self, start: Footprint, z: f64, cfg: &FitConfig, inside: &(dyn Fn([f32; 3]) -> bool + Sync)) -> Vec<EdgePoint> {
         let visible = |p: BoardPoint3| self.sees(p);
         let g = self.geo;
-        probe_outline(self.frame, &g.camera, &g.pose, start, z, cfg, &ProbeScope { visible: &visible, inside })
+        probe_outline(self.frame, &g.camera, &g.pose, start, z, cfg, &ProbeScope { visible: &visible, inside, side_mm: 0.0 })
     }
 
     /// The median colour (BGR, per channel) of `n` points round a circle at height `z`, of those in the frame.

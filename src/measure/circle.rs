@@ -2,21 +2,94 @@
 //! rejection, and how well the points fix the centre.
 
 use super::OUTLIER_SIGMAS;
-use crate::geom::BoardPoint;
+use crate::camera::CameraPose;
+use crate::geom::{BoardPoint, BoardPoint3};
 
 /// The residual spread is floored at this (mm) when flagging outliers, so a
 /// near-perfect fit does not reject points for differences of hundredths of a mm.
 const MIN_RESIDUAL_SPREAD_MM: f64 = 0.05;
 
+/// Rounds of fitting, then choosing each edge's rim or foot and its inliers again: a handful settles both (the
+/// fit's passes re-probe about each result besides).
+const MAX_ROUNDS: usize = 4;
+
+/// What an edge point probed in a piece's plane may be: the rim there, or the foot of the piece's upright side seen
+/// past the rim (the same line of sight carried down the side's height, [`SideView`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Seen {
+    pub rim: BoardPoint,
+    pub foot: Option<BoardPoint>,
+}
+
+impl Seen {
+    /// Which of the two a circle about `c` of radius `r` explains: the foot where it lies nearer the circle and on
+    /// the half of it that faces the camera (whose foot on the board is `camera_xy`), where alone the side is seen.
+    pub fn nearest(&self, c: BoardPoint, r: f64, camera_xy: BoardPoint) -> BoardPoint {
+        match self.foot {
+            Some(f) if faces(f, c, camera_xy) && (f.distance(c) - r).abs() < (self.rim.distance(c) - r).abs() => f,
+            _ => self.rim,
+        }
+    }
+
+    fn is_foot(&self, c: BoardPoint, r: f64, camera_xy: BoardPoint) -> bool {
+        self.foot.is_some() && self.nearest(c, r, camera_xy) != self.rim
+    }
+}
+
+/// Whether `p` lies on the side of `c` towards `camera_xy`.
+fn faces(p: BoardPoint, c: BoardPoint, camera_xy: BoardPoint) -> bool {
+    (p.x_mm - c.x_mm) * (camera_xy.x_mm - c.x_mm) + (p.y_mm - c.y_mm) * (camera_xy.y_mm - c.y_mm) > 0.0
+}
+
+/// A camera's lines of sight through a piece's plane (at `height`) down to the foot of its upright side (`side` mm
+/// lower): a point of the side's foot seen just past the rim is found by a probe in the plane where its line of
+/// sight crosses it, nearer the camera than the foot itself.
+pub(super) struct SideView {
+    camera: BoardPoint3,
+    height: f64,
+    side: f64,
+    /// The camera's foot on the board.
+    pub camera_xy: BoardPoint,
+}
+
+impl SideView {
+    pub fn new(pose: &CameraPose, height: f64, side: f64) -> SideView {
+        let camera = pose.centre();
+        SideView { camera, height, side, camera_xy: BoardPoint::new(camera.x_mm, camera.y_mm) }
+    }
+
+    /// The edge point `at` (in the plane) as the rim, or as the side's foot where the piece has a side and the
+    /// camera looks down on the plane.
+    pub fn seen(&self, at: BoardPoint) -> Seen {
+        let above = self.camera.z_mm - self.height;
+        let foot = (self.side > 0.0 && above > self.side).then(|| {
+            let t = (above + self.side) / above;
+            BoardPoint::new(self.camera.x_mm + t * (at.x_mm - self.camera.x_mm), self.camera.y_mm + t * (at.y_mm - self.camera.y_mm))
+        });
+        Seen { rim: at, foot }
+    }
+}
+
 /// A least-squares circle (geometric distance, Gauss-Newton) with iterative
-/// outlier rejection. Returns the centre, the radius and the inlier mask.
+/// outlier rejection, each edge point taken as its rim or as the side's foot,
+/// whichever the circle explains ([`Seen::nearest`]). Returns the centre, the
+/// radius and the inlier mask.
 /// `prior`: the start is itself a fit (a refinement pass), so outliers are
 /// first rejected about it: where glare or grain scatters many of the new
 /// edges, a fit to all of them would be pulled off the outline and the spread
 /// taken about it would keep the scattered ones.
-pub(super) fn robust_circle(pts: &[BoardPoint], c0: BoardPoint, r0: f64, fixed_radius: Option<f64>, prior: bool) -> (BoardPoint, f64, Vec<bool>) {
+pub(super) fn robust_circle(
+    seen: &[Seen],
+    c0: BoardPoint,
+    r0: f64,
+    fixed_radius: Option<f64>,
+    prior: bool,
+    camera_xy: BoardPoint,
+) -> (BoardPoint, f64, Vec<bool>) {
     let (mut c, mut r) = (c0, fixed_radius.unwrap_or(r0));
-    let inliers = |c: BoardPoint, r: f64| -> Vec<bool> {
+    let explained = |c: BoardPoint, r: f64| -> Vec<BoardPoint> { seen.iter().map(|s| s.nearest(c, r, camera_xy)).collect() };
+    let feet = |c: BoardPoint, r: f64| -> Vec<bool> { seen.iter().map(|s| s.is_foot(c, r, camera_xy)).collect() };
+    let inliers = |pts: &[BoardPoint], c: BoardPoint, r: f64| -> Vec<bool> {
         let residuals: Vec<f64> = pts.iter().map(|p| p.distance(c) - r).collect();
         let mut abs: Vec<f64> = residuals.iter().map(|e| e.abs()).collect();
         abs.sort_by(f64::total_cmp);
@@ -24,15 +97,19 @@ pub(super) fn robust_circle(pts: &[BoardPoint], c0: BoardPoint, r0: f64, fixed_r
         let spread = (1.4826 * abs[abs.len() / 2]).max(MIN_RESIDUAL_SPREAD_MM);
         residuals.iter().map(|e| e.abs() <= OUTLIER_SIGMAS * spread).collect()
     };
-    let mut mask = if prior { inliers(c, r) } else { vec![true; pts.len()] };
-    for _ in 0..4 {
+    let mut pts = explained(c, r);
+    let mut foot = feet(c, r);
+    let mut mask = if prior { inliers(&pts, c, r) } else { vec![true; pts.len()] };
+    for _ in 0..MAX_ROUNDS {
         let chosen: Vec<BoardPoint> = pts.iter().zip(&mask).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
         (c, r) = geometric_circle(&chosen, c, r, fixed_radius);
-        let new_mask = inliers(c, r);
-        if new_mask == mask {
+        let new_foot = feet(c, r);
+        pts = explained(c, r);
+        let new_mask = inliers(&pts, c, r);
+        if new_mask == mask && new_foot == foot {
             break;
         }
-        mask = new_mask;
+        (mask, foot) = (new_mask, new_foot);
     }
     (c, r, mask)
 }

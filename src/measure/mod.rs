@@ -16,7 +16,7 @@ mod circle;
 mod probe;
 mod sample;
 
-use circle::{centre_variance_axis, robust_circle};
+use circle::{centre_variance_axis, robust_circle, Seen, SideView};
 use probe::probe_edges;
 pub use probe::edge_on_segment;
 pub use sample::{BilinearTap, ColourView};
@@ -130,11 +130,17 @@ pub struct ProbeScope<'a> {
     /// piece's own colour, so that where a piece of another team lies over it
     /// (two washers in one cup) the other's outline is not taken for its own.
     pub inside: &'a (dyn Fn([f32; 3]) -> bool + Sync),
+    /// How far (mm) the piece's upright side reaches below the plane probed: on the half of the outline facing the
+    /// camera, the side is seen past the rim down to its foot, and the outline found there may be the foot's
+    /// (where the side has the face's colour and tone, the first strong change going out is the foot's on the
+    /// board). Each such edge is fitted as whichever of the rim and the foot it lies nearer. 0: no side (a flat
+    /// mark, a probe that is no piece's).
+    pub side_mm: f64,
 }
 
 impl ProbeScope<'static> {
-    /// Every probe, every edge.
-    pub const ALL: ProbeScope<'static> = ProbeScope { visible: &|_| true, inside: &|_| true };
+    /// Every probe, every edge, no side.
+    pub const ALL: ProbeScope<'static> = ProbeScope { visible: &|_| true, inside: &|_| true, side_mm: 0.0 };
 }
 
 /// [`fit_circle`] over the probes and edges `scope` admits.
@@ -164,21 +170,23 @@ pub fn fit_circle_scoped(
                 y_mm: centre.y_mm,
             });
         }
-        let pts: Vec<BoardPoint> = edges.iter().map(|e| e.at).collect();
+        let side = SideView::new(pose, height_mm, scope.side_mm);
+        let pts: Vec<Seen> = edges.iter().map(|e| side.seen(e.at)).collect();
         let fixed = fixed_radius.then_some(start.radius_mm);
-        let (c, r, inlier_mask) = robust_circle(&pts, centre, radius, fixed, last.is_some());
+        let (c, r, inlier_mask) = robust_circle(&pts, centre, radius, fixed, last.is_some(), side.camera_xy);
         let inliers: Vec<EdgePoint> = edges.iter().zip(&inlier_mask).filter(|(_, k)| **k).map(|(e, _)| *e).collect();
         if inliers.len() < min_found {
             return Err(MeasureError::TooFewEdges { found: inliers.len(), probes: cfg.probes, x_mm: c.x_mm, y_mm: c.y_mm });
         }
-        let rms = (inliers.iter().map(|e| (e.at.distance(c) - r).powi(2)).sum::<f64>() / inliers.len() as f64).sqrt();
+        // Each inlier where the circle explains it (its rim, or its side's foot seen along the line of sight).
+        let inlier_pts: Vec<BoardPoint> = pts.iter().zip(&inlier_mask).filter(|(_, k)| **k).map(|(p, _)| p.nearest(c, r, side.camera_xy)).collect();
+        let rms = (inlier_pts.iter().map(|p| (p.distance(c) - r).powi(2)).sum::<f64>() / inlier_pts.len() as f64).sqrt();
         // The centre's covariance is s^2 (J^T J)^-1 from residual spread s (one
         // fewer dof with a free radius). Its largest axis is the uncertainty:
         // for n points evenly round a circle both are 2 s^2 / n, but an arc
         // fixes the centre far worse along its chord than across it.
         let dof = if fixed_radius { 2.0 } else { 3.0 };
         let spread = rms * (inliers.len() as f64 / (inliers.len() as f64 - dof).max(1.0)).sqrt();
-        let inlier_pts: Vec<BoardPoint> = inliers.iter().map(|e| e.at).collect();
         let centre_sigma_mm = spread * centre_variance_axis(&inlier_pts, c, fixed_radius).sqrt();
         centre = c;
         radius = r;
@@ -341,6 +349,74 @@ pub(crate) mod tests {
         assert!(flat.footprint.centre.distance(truth) > 5.0, "{:?}", flat.footprint);
         let real = fit_circle(&view, &cam, &pose, start, 25.0, false, &wide).unwrap();
         assert!(real.footprint.centre.distance(truth) < 0.03, "{:?}", real.footprint);
+    }
+
+    /// Draws, by 8x8 supersampling, an upright cylinder of radius `r` standing on the plane `z = 0` to height `top`,
+    /// one colour all over (a wooden disc: its side looks like its top), over a wood-brown plane: a pixel is the
+    /// piece's where its line of sight meets the cylinder at any height (the union of its horizontal slices).
+    fn draw_cylinder(camera: &Camera, pose: &CameraPose, centre: BoardPoint, r: f64, top: f64) -> Vec<u8> {
+        const SLICES: usize = 64;
+        let (piece, ground) = ([190.0, 170.0, 120.0], [90.0, 60.0, 40.0]);
+        let (w, h) = (camera.image_width as usize, camera.image_height as usize);
+        let mut img = vec![0u8; w * h * 3];
+        let outline: Vec<PixelPoint> = (0..360)
+            .flat_map(|k| {
+                let t = (k as f64).to_radians();
+                [0.0, top].map(|z| pose.project(camera, BoardPoint3::new(centre.x_mm + r * t.cos(), centre.y_mm + r * t.sin(), z)))
+            })
+            .flatten()
+            .collect();
+        let lo_u = outline.iter().map(|p| p.u).fold(f64::INFINITY, f64::min).floor() as usize - 3;
+        let hi_u = outline.iter().map(|p| p.u).fold(f64::NEG_INFINITY, f64::max).ceil() as usize + 3;
+        let lo_v = outline.iter().map(|p| p.v).fold(f64::INFINITY, f64::min).floor() as usize - 3;
+        let hi_v = outline.iter().map(|p| p.v).fold(f64::NEG_INFINITY, f64::max).ceil() as usize + 3;
+        for v in 0..h {
+            for u in 0..w {
+                let mut acc = [0.0f64; 3];
+                let s = if (lo_u..=hi_u).contains(&u) && (lo_v..=hi_v).contains(&v) { 8 } else { 1 };
+                for j in 0..s {
+                    for i in 0..s {
+                        let px = PixelPoint::new(u as f64 - 0.5 + (i as f64 + 0.5) / s as f64, v as f64 - 0.5 + (j as f64 + 0.5) / s as f64);
+                        let hit = s > 1
+                            && (0..=SLICES).any(|k| pose.back_project(camera, px, top * k as f64 / SLICES as f64).is_some_and(|p| p.distance(centre) < r));
+                        let c = if hit { piece } else { ground };
+                        for k in 0..3 {
+                            acc[k] += c[k];
+                        }
+                    }
+                }
+                for k in 0..3 {
+                    img[(v * w + u) * 3 + k] = (acc[k] / (s * s) as f64).round() as u8;
+                }
+            }
+        }
+        img
+    }
+
+    /// A disc whose side looks like its top shows, on the camera's side, its side down to its foot: the outline seen
+    /// there is the foot's. Fitted as the rim alone, the centre is pulled towards the camera; each edge taken as
+    /// the rim or the side's foot, whichever the circle explains, it is where the disc lies.
+    #[test]
+    fn a_disc_whose_side_looks_like_its_top_is_placed_by_its_rim_and_its_foot() {
+        let cam = test_camera();
+        let pose = oblique_pose();
+        let (r, top) = (26.0, 13.0);
+        let truth = BoardPoint::new(60.0, 100.0);
+        let img = draw_cylinder(&cam, &pose, truth, r, top);
+        let view = ColourView::new(1280, 960, &img).unwrap();
+        // From 2 mm off, as a verified outline's free fit leaves it.
+        let start = Footprint::new(BoardPoint::new(61.5, 101.2), r);
+        let fit = |side_mm: f64| {
+            let scope = ProbeScope { side_mm, ..ProbeScope::ALL };
+            fit_circle_scoped(&view, &cam, &pose, start, top, true, &FitConfig::default(), &scope).unwrap()
+        };
+        let rim_only = fit(0.0).footprint.centre.distance(truth);
+        let with_side = fit(top).footprint.centre.distance(truth);
+        // 30 degrees off the vertical here: the side shows 7.5 mm deep in the top's plane, and the rim alone is
+        // pulled 3.5 mm towards the camera. Rim and foot: 0.05 mm, the silhouette's two straight flanks (from rim to
+        // foot, on neither circle) taken as the nearer of the two; a tenth of a mm bounds it.
+        assert!(rim_only > 1.0, "rim only: {rim_only:.3} mm off");
+        assert!(with_side < 0.1, "rim and foot: {with_side:.3} mm off");
     }
 
     /// A probe's samples projected every [`PROJECT_EVERY_PX`] and linearly between land within a few thousandths

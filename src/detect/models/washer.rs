@@ -59,7 +59,7 @@ pub(super) struct WasherModel {
 
 impl WasherModel {
     pub fn new(p: PieceSize, w: &WasherBoard) -> WasherModel {
-        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true };
+        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: true, side_mm: p.thickness_mm };
         WasherModel { shape, w: w.clone() }
     }
 

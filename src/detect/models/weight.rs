@@ -62,6 +62,8 @@ impl WeightModel {
             footprint_radius_mm: body,
             top_z_mm: p.thickness_mm,
             team_coloured: true,
+            // The outline is the cap's; the side below the body's rim is chrome.
+            side_mm: 0.0,
         };
         // A recess not given is anywhere from none to the most: its middle, with
         // the standard deviation of a uniform spread.

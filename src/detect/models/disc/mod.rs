@@ -86,7 +86,7 @@ impl DiscModel {
     /// The model of a sjoelbak's discs, seen with a camera pose that places a point on the board within
     /// `pose_sigma_mm` (standard uncertainty).
     pub fn new(p: PieceSize, s: &Sjoelbak, board_half_width: f64, pose_sigma_mm: f64) -> DiscModel {
-        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: false };
+        let shape = PieceShape { kind: p.kind, radius_mm: p.radius_mm, smallest_outline_mm: p.radius_mm, footprint_radius_mm: p.radius_mm, top_z_mm: p.thickness_mm, team_coloured: false, side_mm: p.thickness_mm };
         DiscModel {
             shape,
             partitions: s.partitions(),
