@@ -15,7 +15,7 @@ use crate::render::generate::{
     draw_appearance, draw_effects, jittered_camera, lerp3, nearest_framing, place_lights, region_to_see, render_planned, shuffle_pieces, sjoel_pieces, washer_pieces, Case,
     GenerateConfig, LookFrom, Planned,
 };
-use crate::render::scene::{CameraSpec, FloorLook, Mark, PieceSpec, PoseSpec, Print, Scene, SCENE_FORMAT};
+use crate::render::scene::{CameraSpec, FloorLook, Mark, PieceSpec, PoseSpec, Print, Scene, WeightLook, MIN_CAP_RADIUS_MM, SCENE_FORMAT};
 use crate::render::shade::{hash, DIGIT_GAP, DIGIT_WIDTH, ROUNDEL_BAR_HALF_LENGTH};
 use crate::render::truth::Truth;
 use crate::render::RenderError;
@@ -133,10 +133,31 @@ const P_HOLE_NUMBERS: f64 = 0.6;
 const HOLE_NUMBER_MM: (f64, f64) = (45.0, 80.0);
 const P_WASHER_ROUNDEL: f64 = 0.4;
 const WASHER_ROUNDEL_MM: (f64, f64) = (80.0, 160.0);
+/// Shuffleboard weights as they are made ([`WeightLook`]), on this share of the shuffleboards: a coloured cap
+/// this fraction of the body's radius (a 2-inch cap on a 2-5/16-inch weight is 0.86; the rest of the top a chrome
+/// ring), a digit printed on it on this share of them, white or black. Drawn from a stream of their own
+/// ([`WEIGHT_LOOK_STREAM`]), so that every other draw of the set is as it was before weights were drawn.
+const P_WEIGHT_LOOK: f64 = 0.7;
+const CAP_FRACTION: (f64, f64) = (0.72, 0.95);
+const P_CAP_NUMBER: f64 = 0.6;
+const CAP_PRINTS: [[f64; 3]; 2] = [[0.85, 0.85, 0.82], [0.03, 0.03, 0.03]];
+/// Mixed into a fixture's seed for the weights' look.
+const WEIGHT_LOOK_STREAM: u64 = 0x5745_4947_4854; // "WEIGHT"
 /// Most prints read upright for the thrower; the rest for someone at the target end.
 const P_FACING_THROWER: f64 = 0.7;
 /// A print keeps this far (mm) from every line, rim and edge.
 const PRINT_CLEARANCE_MM: f64 = 12.0;
+
+/// How a shuffleboard's weights are made, or `None` (the whole top the team's colour): see [`P_WEIGHT_LOOK`].
+fn draw_weight_look(board: &Board, rng: &mut Pcg64) -> Option<WeightLook> {
+    if !rng.random_bool(P_WEIGHT_LOOK) {
+        return None;
+    }
+    let body = board.piece().radius_mm;
+    let cap_radius_mm = (range(rng, CAP_FRACTION) * body).max(MIN_CAP_RADIUS_MM);
+    let cap_number = rng.random_bool(P_CAP_NUMBER).then(|| rng.random_range(1..=8u32).to_string());
+    Some(WeightLook { cap_radius_mm, cap_number, cap_print_colour: pick(rng, &CAP_PRINTS) })
+}
 
 /// The varied recipe: which board, case, view and lens each fixture shows, in order. The
 /// cases follow the committed recipe's mix, about two thirds of its size.
@@ -450,6 +471,10 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
             appearance.plank_width_mm = Some(range(&mut rng, PLANK_WIDTH_MM));
         }
         appearance.prints = draw_prints(&board, &mut rng);
+        if matches!(board.layout, Layout::Shuffleboard(_)) {
+            let mut looks = Pcg64::seed_from_u64(hash(cfg.seed ^ hash(i as u64) ^ WEIGHT_LOOK_STREAM));
+            appearance.weight_look = draw_weight_look(&board, &mut looks);
+        }
         let mut tags = vec![case.tag().to_string(), if hard_light { "hard_light" } else { "soft_light" }.to_string()];
         if case != Case::Plain {
             tags.push("hard".into());
