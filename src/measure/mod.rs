@@ -274,15 +274,26 @@ pub(crate) mod tests {
         face: &dyn Fn(BoardPoint) -> [f64; 3],
         s: usize,
     ) -> Vec<u8> {
+        let outline = circle_image(camera, pose, centre, r, &[z]);
+        draw_sampled(camera, &outline, outside, s, &|px| pose.back_project(camera, px, z).filter(|p| p.distance(centre) < r).map(face))
+    }
+
+    /// The image of the circle of radius `r` about `centre` at each of `heights`, a point a degree.
+    fn circle_image(camera: &Camera, pose: &CameraPose, centre: BoardPoint, r: f64, heights: &[f64]) -> Vec<PixelPoint> {
+        (0..360)
+            .flat_map(|k| {
+                let t = (k as f64).to_radians();
+                heights.iter().filter_map(move |&z| pose.project(camera, BoardPoint3::new(centre.x_mm + r * t.cos(), centre.y_mm + r * t.sin(), z)))
+            })
+            .collect()
+    }
+
+    /// A `camera`-sized image of `outside` but in the box round `outline` (and 3 px more), where each pixel is the
+    /// mean of `s` x `s` samples, each the colour `seen` gives it (`None`: `outside`).
+    fn draw_sampled(camera: &Camera, outline: &[PixelPoint], outside: [f64; 3], s: usize, seen: &dyn Fn(PixelPoint) -> Option<[f64; 3]>) -> Vec<u8> {
         let (w, h) = (camera.image_width as usize, camera.image_height as usize);
         let mut img = vec![0u8; w * h * 3];
-        // Only pixels in the face's image (plus a margin) need sampling at all.
-        let outline: Vec<PixelPoint> = (0..360)
-            .filter_map(|k| {
-                let t = (k as f64).to_radians();
-                pose.project(camera, BoardPoint3::new(centre.x_mm + r * t.cos(), centre.y_mm + r * t.sin(), z))
-            })
-            .collect();
+        // Only pixels in the outline's image (plus a margin) need sampling at all.
         let lo_u = outline.iter().map(|p| p.u).fold(f64::INFINITY, f64::min).floor() as i64 - 3;
         let hi_u = outline.iter().map(|p| p.u).fold(f64::NEG_INFINITY, f64::max).ceil() as i64 + 3;
         let lo_v = outline.iter().map(|p| p.v).fold(f64::INFINITY, f64::min).floor() as i64 - 3;
@@ -300,10 +311,7 @@ pub(crate) mod tests {
                 for j in 0..s {
                     for i in 0..s {
                         let px = PixelPoint::new(u as f64 - 0.5 + (i as f64 + 0.5) / s as f64, v as f64 - 0.5 + (j as f64 + 0.5) / s as f64);
-                        let c = match pose.back_project(camera, px, z) {
-                            Some(p) if p.distance(centre) < r => face(p),
-                            _ => outside,
-                        };
+                        let c = seen(px).unwrap_or(outside);
                         for k in 0..3 {
                             acc[k] += c[k];
                         }
@@ -357,40 +365,9 @@ pub(crate) mod tests {
     fn draw_cylinder(camera: &Camera, pose: &CameraPose, centre: BoardPoint, r: f64, top: f64) -> Vec<u8> {
         const SLICES: usize = 64;
         let (piece, ground) = ([190.0, 170.0, 120.0], [90.0, 60.0, 40.0]);
-        let (w, h) = (camera.image_width as usize, camera.image_height as usize);
-        let mut img = vec![0u8; w * h * 3];
-        let outline: Vec<PixelPoint> = (0..360)
-            .flat_map(|k| {
-                let t = (k as f64).to_radians();
-                [0.0, top].map(|z| pose.project(camera, BoardPoint3::new(centre.x_mm + r * t.cos(), centre.y_mm + r * t.sin(), z)))
-            })
-            .flatten()
-            .collect();
-        let lo_u = outline.iter().map(|p| p.u).fold(f64::INFINITY, f64::min).floor() as usize - 3;
-        let hi_u = outline.iter().map(|p| p.u).fold(f64::NEG_INFINITY, f64::max).ceil() as usize + 3;
-        let lo_v = outline.iter().map(|p| p.v).fold(f64::INFINITY, f64::min).floor() as usize - 3;
-        let hi_v = outline.iter().map(|p| p.v).fold(f64::NEG_INFINITY, f64::max).ceil() as usize + 3;
-        for v in 0..h {
-            for u in 0..w {
-                let mut acc = [0.0f64; 3];
-                let s = if (lo_u..=hi_u).contains(&u) && (lo_v..=hi_v).contains(&v) { 8 } else { 1 };
-                for j in 0..s {
-                    for i in 0..s {
-                        let px = PixelPoint::new(u as f64 - 0.5 + (i as f64 + 0.5) / s as f64, v as f64 - 0.5 + (j as f64 + 0.5) / s as f64);
-                        let hit = s > 1
-                            && (0..=SLICES).any(|k| pose.back_project(camera, px, top * k as f64 / SLICES as f64).is_some_and(|p| p.distance(centre) < r));
-                        let c = if hit { piece } else { ground };
-                        for k in 0..3 {
-                            acc[k] += c[k];
-                        }
-                    }
-                }
-                for k in 0..3 {
-                    img[(v * w + u) * 3 + k] = (acc[k] / (s * s) as f64).round() as u8;
-                }
-            }
-        }
-        img
+        let outline = circle_image(camera, pose, centre, r, &[0.0, top]);
+        let hit = |px: PixelPoint| (0..=SLICES).any(|k| pose.back_project(camera, px, top * k as f64 / SLICES as f64).is_some_and(|p| p.distance(centre) < r));
+        draw_sampled(camera, &outline, ground, 8, &|px| hit(px).then_some(piece))
     }
 
     /// A disc whose side looks like its top shows, on the camera's side, its side down to its foot: the outline seen
