@@ -340,8 +340,17 @@ impl<'a> Ctx<'a> {
     /// piece's colour inside: a team's colour for weights and washers (discs
     /// are told by their outline alone).
     pub fn fit_with(&self, start: Footprint, z: f64, fixed_radius: bool, cfg: &FitConfig, class: usize) -> Result<CircleFit, MeasureError> {
-        let colour = if self.geo.shape.team_coloured { self.colour(class) } else { None };
-        self.fit_inside(start, z, fixed_radius, cfg, colour, 0.0)
+        self.fit_inside(start, z, fixed_radius, cfg, self.piece_colour(class), 0.0)
+    }
+
+    /// The colour an outline fit asks inside the edges of a piece of colour class `class`: its team's for weights
+    /// and washers, none for discs (told by their outline alone).
+    fn piece_colour(&self, class: usize) -> Option<ColourClass> {
+        if self.geo.shape.team_coloured {
+            self.colour(class)
+        } else {
+            None
+        }
     }
 
     /// The centre of a piece of its size whose outline lies about `start` at height `z`, its radius held (one pass
@@ -349,8 +358,7 @@ impl<'a> Ctx<'a> {
     /// ([`PieceShape::side_mm`]). Only here, with the outline already verified as the piece's: a free fit, given both,
     /// could explain a shadow's edge or a neighbour's as a foot.
     fn centre_fit(&self, start: Footprint, z: f64, class: usize) -> Result<CircleFit, MeasureError> {
-        let colour = if self.geo.shape.team_coloured { self.colour(class) } else { None };
-        self.fit_inside(start, z, true, &FitConfig { passes: 1, ..self.fit_cfg }, colour, self.geo.shape.side_mm)
+        self.fit_inside(start, z, true, &FitConfig { passes: 1, ..self.fit_cfg }, self.piece_colour(class), self.geo.shape.side_mm)
     }
 
     /// An outline fit over the probes the camera can see, with no colour asked

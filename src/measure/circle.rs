@@ -24,15 +24,11 @@ pub(super) struct Seen {
 impl Seen {
     /// Which of the two a circle about `c` of radius `r` explains: the foot where it lies nearer the circle and on
     /// the half of it that faces the camera (whose foot on the board is `camera_xy`), where alone the side is seen.
-    pub fn nearest(&self, c: BoardPoint, r: f64, camera_xy: BoardPoint) -> BoardPoint {
+    fn nearest(&self, c: BoardPoint, r: f64, camera_xy: BoardPoint) -> BoardPoint {
         match self.foot {
             Some(f) if faces(f, c, camera_xy) && (f.distance(c) - r).abs() < (self.rim.distance(c) - r).abs() => f,
             _ => self.rim,
         }
-    }
-
-    fn is_foot(&self, c: BoardPoint, r: f64, camera_xy: BoardPoint) -> bool {
-        self.foot.is_some() && self.nearest(c, r, camera_xy) != self.rim
     }
 }
 
@@ -73,7 +69,7 @@ impl SideView {
 /// A least-squares circle (geometric distance, Gauss-Newton) with iterative
 /// outlier rejection, each edge point taken as its rim or as the side's foot,
 /// whichever the circle explains ([`Seen::nearest`]). Returns the centre, the
-/// radius and the inlier mask.
+/// radius, the inlier mask and each point as the circle explains it.
 /// `prior`: the start is itself a fit (a refinement pass), so outliers are
 /// first rejected about it: where glare or grain scatters many of the new
 /// edges, a fit to all of them would be pulled off the outline and the spread
@@ -85,10 +81,10 @@ pub(super) fn robust_circle(
     fixed_radius: Option<f64>,
     prior: bool,
     camera_xy: BoardPoint,
-) -> (BoardPoint, f64, Vec<bool>) {
+) -> (BoardPoint, f64, Vec<bool>, Vec<BoardPoint>) {
     let (mut c, mut r) = (c0, fixed_radius.unwrap_or(r0));
+    // Each point is its rim or its foot, two fixed points: the same points are the same choice of each.
     let explained = |c: BoardPoint, r: f64| -> Vec<BoardPoint> { seen.iter().map(|s| s.nearest(c, r, camera_xy)).collect() };
-    let feet = |c: BoardPoint, r: f64| -> Vec<bool> { seen.iter().map(|s| s.is_foot(c, r, camera_xy)).collect() };
     let inliers = |pts: &[BoardPoint], c: BoardPoint, r: f64| -> Vec<bool> {
         let residuals: Vec<f64> = pts.iter().map(|p| p.distance(c) - r).collect();
         let mut abs: Vec<f64> = residuals.iter().map(|e| e.abs()).collect();
@@ -98,20 +94,19 @@ pub(super) fn robust_circle(
         residuals.iter().map(|e| e.abs() <= OUTLIER_SIGMAS * spread).collect()
     };
     let mut pts = explained(c, r);
-    let mut foot = feet(c, r);
     let mut mask = if prior { inliers(&pts, c, r) } else { vec![true; pts.len()] };
     for _ in 0..MAX_ROUNDS {
         let chosen: Vec<BoardPoint> = pts.iter().zip(&mask).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
         (c, r) = geometric_circle(&chosen, c, r, fixed_radius);
-        let new_foot = feet(c, r);
-        pts = explained(c, r);
-        let new_mask = inliers(&pts, c, r);
-        if new_mask == mask && new_foot == foot {
+        let new_pts = explained(c, r);
+        let new_mask = inliers(&new_pts, c, r);
+        let settled = new_mask == mask && new_pts == pts;
+        (mask, pts) = (new_mask, new_pts);
+        if settled {
             break;
         }
-        (mask, foot) = (new_mask, new_foot);
     }
-    (c, r, mask)
+    (c, r, mask, pts)
 }
 
 /// Gauss-Newton on the geometric distance `|p - c| - r`.

@@ -173,13 +173,13 @@ pub fn fit_circle_scoped(
         let side = SideView::new(pose, height_mm, scope.side_mm);
         let pts: Vec<Seen> = edges.iter().map(|e| side.seen(e.at)).collect();
         let fixed = fixed_radius.then_some(start.radius_mm);
-        let (c, r, inlier_mask) = robust_circle(&pts, centre, radius, fixed, last.is_some(), side.camera_xy);
+        let (c, r, inlier_mask, explained) = robust_circle(&pts, centre, radius, fixed, last.is_some(), side.camera_xy);
         let inliers: Vec<EdgePoint> = edges.iter().zip(&inlier_mask).filter(|(_, k)| **k).map(|(e, _)| *e).collect();
         if inliers.len() < min_found {
             return Err(MeasureError::TooFewEdges { found: inliers.len(), probes: cfg.probes, x_mm: c.x_mm, y_mm: c.y_mm });
         }
         // Each inlier where the circle explains it (its rim, or its side's foot seen along the line of sight).
-        let inlier_pts: Vec<BoardPoint> = pts.iter().zip(&inlier_mask).filter(|(_, k)| **k).map(|(p, _)| p.nearest(c, r, side.camera_xy)).collect();
+        let inlier_pts: Vec<BoardPoint> = explained.iter().zip(&inlier_mask).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
         let rms = (inlier_pts.iter().map(|p| (p.distance(c) - r).powi(2)).sum::<f64>() / inlier_pts.len() as f64).sqrt();
         // The centre's covariance is s^2 (J^T J)^-1 from residual spread s (one
         // fewer dof with a free radius). Its largest axis is the uncertainty:
