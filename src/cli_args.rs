@@ -438,14 +438,19 @@ pub(crate) enum BoardAction {
 pub(crate) enum FixturesAction {
     /// Render the fixture set (fixed recipe, seeded): one folder per scene under OUTPUT.
     #[command(
-        after_help = "The committed sets: boardcall fixtures generate --seed 20240611 -o fixtures/scenes\n                   boardcall fixtures generate --varied --seed 20261113 -o fixtures/varied"
+        after_help = "The committed sets: boardcall fixtures generate --seed 20240611 -o fixtures/scenes\n                   boardcall fixtures generate --varied --seed 20261113 -o fixtures/varied\n                   boardcall fixtures generate --teams --seed 20261206 -o fixtures/teams"
     )]
     Generate {
         /// The varied recipe: tables built differently (gutters, rails, walls, gate bars, floors, prints),
         /// whole-board and end views, Brown and fisheye lenses (fixtures/README.md).
         #[arg(long)]
         varied: bool,
-        /// The set's seed (default: 20240611, or 20261113 with --varied).
+        /// The team-colours recipe: the varied set's tables with the teams painted in eight colour pairs
+        /// (violet, yellow, green, teal, pale and near-hue pairs), each with the pieces file a user of a
+        /// pair the detector cannot learn would give (fixtures/README.md).
+        #[arg(long, conflicts_with = "varied")]
+        teams: bool,
+        /// The set's seed (default: 20240611, 20261113 with --varied, 20261206 with --teams).
         #[arg(long)]
         seed: Option<u64>,
         #[arg(short, long)]

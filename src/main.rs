@@ -279,10 +279,13 @@ fn run(cli: Cli) -> Result<()> {
             let ls = boardcall::render::Scene::load(&scene)?;
             say!("{}", serde_json::to_string_pretty(&boardcall::render::plan::plan(&ls))?);
         }
-        Command::Fixtures { action: FixturesAction::Generate { varied, seed, output, threads } } => {
+        Command::Fixtures { action: FixturesAction::Generate { varied, teams, seed, output, threads } } => {
             let threads = threads.unwrap_or_else(cores);
             let progress = |name: &str| eprintln!("rendered {name}");
-            let truths = if varied {
+            let truths = if teams {
+                let cfg = boardcall::render::generate::GenerateConfig { seed: seed.unwrap_or(boardcall::render::teams::TEAMS_SEED), ..boardcall::render::teams::default_config() };
+                boardcall::render::teams::generate(&cfg, &output, threads, progress)?
+            } else if varied {
                 let cfg = boardcall::render::generate::GenerateConfig { seed: seed.unwrap_or(boardcall::render::varied::VARIED_SEED), ..Default::default() };
                 boardcall::render::varied::generate(&cfg, &output, threads, progress)?
             } else {

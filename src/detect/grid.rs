@@ -33,6 +33,18 @@ pub(super) struct Grid {
 }
 
 impl Grid {
+    /// Whether cells (column, row) lie wholly in view: none on the grid's border
+    /// or beside a cell out of the camera's view. A blob cut off by either has no
+    /// known size: a rail or a cloth running out of view breaks into piece-sized
+    /// pieces there.
+    pub fn wholly_in_view(&self, cells: &[(f64, f64)]) -> bool {
+        let (cols, rows) = (self.cols as i64, self.rows as i64);
+        cells.iter().all(|&(c, r)| {
+            let (c, r) = (c as i64, r as i64);
+            c > 0 && r > 0 && c < cols - 1 && r < rows - 1 && [(-1, 0), (1, 0), (0, -1), (0, 1)].iter().all(|(dc, dr)| !self.pixels[((r + dr) * cols + c + dc) as usize][0].is_nan())
+        })
+    }
+
     /// The cells of `step` mm over `board` (and a margin round it) at height `z`,
     /// projected by `camera` from `pose`, cropped to the rows and columns in view.
     pub fn new(board: &Board, camera: &Camera, pose: &CameraPose, step: f64, z: f64) -> Grid {
@@ -322,6 +334,18 @@ pub(super) fn split_blob(cells: &[(f64, f64)], n: usize) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blob_is_seen_whole_only_clear_of_the_grid_border_and_of_cells_out_of_view() {
+        // A 6 x 5 grid whose last column is out of the camera's view.
+        let (cols, rows) = (6u32, 5u32);
+        let pixels = (0..rows * cols).map(|i| if i % cols == cols - 1 { [f32::NAN; 2] } else { [i as f32, 0.0] }).collect();
+        let g = Grid { x0: 0.0, y0: 0.0, step: 2.0, cols, rows, pixels, taps: Vec::new() };
+        assert!(g.wholly_in_view(&[(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]));
+        assert!(!g.wholly_in_view(&[(1.0, 1.0), (0.0, 1.0)]), "on the border");
+        assert!(!g.wholly_in_view(&[(2.0, 3.0), (2.0, 4.0)]), "on the last row");
+        assert!(!g.wholly_in_view(&[(3.0, 2.0), (4.0, 2.0)]), "beside a cell out of view");
+    }
 
     #[test]
     fn blobs_are_numbered_as_imageproc_labels_them() {

@@ -270,15 +270,16 @@ fn piece_paint(hsv: [f32; 3], board: Option<f32>) -> bool {
 
 /// Paint no team's colour explains, on the playing surface, in `mask` (opened
 /// like the teams' masks): of no team's hue, or of a team's hue but paler than
-/// its floor (down to [`PALE_PAINT_MIN_SATURATION`]); whether there is any (most
-/// frames have none: the opening and the blobs are then skipped).
+/// its floor (down to [`PALE_PAINT_MIN_SATURATION`]) or, saturated, darker than
+/// its floor; whether there is any (most frames have none: the opening and the
+/// blobs are then skipped).
 pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) -> bool {
     let ([h, s, v], seen) = (cx.hsv, &cx.geo.surface_cells);
     // Every cell of every frame: written without branches (as the teams' own
     // masks are) so that it runs as vector code. A NaN hue (out of view) fails
     // the saturation test; an unknown board hue (NaN) leaves every hue away from it.
     let b = board.unwrap_or(f32::NAN);
-    let windows: Vec<(f32, f32)> = cx.teams.iter().map(|t| (t.colour.hue_deg, t.colour.hue_tolerance_deg)).collect();
+    let windows: Vec<(f32, f32, f32)> = cx.teams.iter().map(|t| (t.colour.hue_deg, t.colour.hue_tolerance_deg, t.colour.min_value)).collect();
     let near = |a: f32, c: f32| {
         let d = (a - c).abs();
         d.min(360.0 - d)
@@ -286,19 +287,26 @@ pub(super) fn mark_foreign(cx: &Ctx, board: Option<f32>, mask: &mut GrayImage) -
     // Whether each cell's hue is a team's: team by team over all cells (a loop over the teams inside the loop over
     // the cells kept the compiler from vectorising it).
     let mut team_hue = vec![false; mask.len()];
-    for &(c, tol) in &windows {
-        for (t, &hh) in team_hue.iter_mut().zip(h.iter()) {
-            *t |= near(hh, c) <= tol;
+    // And whether it is of a team's hue but darker than that team's floor (a pale
+    // colour's, raised against shadow, above a saturated piece in the shade).
+    let mut team_dark = vec![false; mask.len()];
+    for &(c, tol, floor) in &windows {
+        for ((t, d), (&hh, &vv)) in team_hue.iter_mut().zip(team_dark.iter_mut()).zip(h.iter().zip(v.iter())) {
+            let of_team = near(hh, c) <= tol;
+            *t |= of_team;
+            *d |= of_team & (vv < floor);
         }
     }
-    for (((m, &in_team), &seen), ((&hh, &ss), &vv)) in mask.iter_mut().zip(&team_hue).zip(seen.iter()).zip(h.iter().zip(s.iter()).zip(v.iter())) {
+    for ((((m, &in_team), &dark), &seen), ((&hh, &ss), &vv)) in mask.iter_mut().zip(&team_hue).zip(&team_dark).zip(seen.iter()).zip(h.iter().zip(s.iter()).zip(v.iter())) {
         let off_board = !(near(hh, b) <= BOARD_HUE_MARGIN_DEG);
         // A team's hue down to the pale floor, its own colour included: a pale
         // piece's cells straddle the team's floor. Blobs mostly of the team's
         // own colour are left to the team's accounting (`unexplained_colour`).
         let paler = (ss >= PALE_PAINT_MIN_SATURATION) & (vv >= PALE_PAINT_MIN_VALUE) & in_team;
         let other = (ss >= PAINT_MIN_SATURATION) & !in_team;
-        let foreign = seen & (vv >= PAINT_MIN_VALUE) & off_board & (other | paler);
+        // Paint of a team's hue in a shade its colour's floor leaves out.
+        let darker = (ss >= PAINT_MIN_SATURATION) & dark;
+        let foreign = seen & (vv >= PAINT_MIN_VALUE) & off_board & (other | paler | darker);
         *m = if foreign { 255 } else { 0 };
     }
     if !mask.iter().any(|&m| m > 0) {
@@ -335,6 +343,10 @@ pub(super) fn unexplained_colour(cx: &Ctx, foreign: &GrayImage, out: &Detections
             let what = match (class, paler) {
                 // Mostly in the team's own mask: its accounting reports it.
                 (Some(k), _) if blob_share_in(cx, &b, &cx.masks[k]) >= TEAM_MASK_SHARE => return None,
+                (_, Some(t)) if sat >= t.colour.min_saturation => {
+                    let value = blob_value(cx, &b);
+                    format!("of team {:?}'s hue ({hue:.0} degrees) but darker than its colour allows (value {value:.2}, its floor {:.2}): a piece in shade?", t.team, t.colour.min_value)
+                }
                 (_, Some(t)) => format!("of team {:?}'s hue ({hue:.0} degrees) but paler than its colour allows (saturation {sat:.2}): a pale piece?", t.team),
                 (_, None) => format!("of a colour no team's colour explains (hue {hue:.0} degrees): a piece of another colour?"),
             };
@@ -371,11 +383,12 @@ pub(super) fn learn(cx: &Ctx, board: Option<f32>, standard: &[TeamColour]) -> Op
     }
     let thin_cells = (THIN_RUN_MM / g.step).ceil().clamp(1.0, 255.0) as i32;
     open_in_place(&mut mask, thin_cells);
-    let blobs: Vec<Blob> = blobs_of(&mask)
-        .into_iter()
-        .map(|cells| Blob::of(g, cells, cx.geo.shape.radius_mm))
-        .filter(|b| b.pieces >= FOREIGN_MIN_PIECES && b.pieces <= LEARN_MAX_PIECES && !b.thin)
-        .collect();
+    // Colour in blobs no larger than a few pieces: the pieces' (and what is cut
+    // off or seen in part: a washer deep in a cup, a weight at the view's edge).
+    let pieces_sized: Vec<Blob> =
+        blobs_of(&mask).into_iter().map(|cells| Blob::of(g, cells, cx.geo.shape.radius_mm)).filter(|b| b.pieces <= LEARN_MAX_PIECES).collect();
+    // Learned from: those seen whole, of at least half a piece and not thin.
+    let blobs: Vec<&Blob> = pieces_sized.iter().filter(|b| b.pieces >= FOREIGN_MIN_PIECES && !b.thin && g.wholly_in_view(&b.cells)).collect();
     let hues: Vec<(f32, f64)> = blobs.iter().filter_map(|b| Some((blob_hue(cx, b)?, b.area_mm2))).collect();
     let centres = cluster_hues(&hues, standard.len().min(2));
     if centres.is_empty() {
@@ -393,12 +406,13 @@ pub(super) fn learn(cx: &Ctx, board: Option<f32>, standard: &[TeamColour]) -> Op
         }));
     }
     // Everything else in view (the board, its sides and surroundings): the
-    // cells outside every piece blob learned from and its fringe (a piece's rim,
-    // side and shadow tint lie just outside the blob the opening left, in the
-    // piece's own colour: they are no part of the board).
+    // cells outside every piece-sized blob and its fringe (a piece's rim, side
+    // and shadow tint lie just outside the blob the opening left, in the piece's
+    // own colour: they are no part of the board). A piece seen in part (a
+    // washer's crescent in a cup) is not learned from, and is no board either.
     let in_blob = {
         let mut m = GrayImage::new(g.cols, g.rows);
-        for b in &blobs {
+        for b in &pieces_sized {
             for &(c, r) in &b.cells {
                 m.put_pixel(c as u32, r as u32, image::Luma([255]));
             }
@@ -491,6 +505,12 @@ fn blob_share_in(cx: &Ctx, b: &Blob, mask: &GrayImage) -> f64 {
 fn blob_saturation(cx: &Ctx, b: &Blob) -> f32 {
     let ([_, s, _], cols) = (cx.hsv, cx.geo.grid.cols as usize);
     median(b.cells.iter().map(|&(c, r)| s[r as usize * cols + c as usize]).collect()).unwrap_or(f32::NAN)
+}
+
+/// The median value (brightness) of a blob's cells.
+fn blob_value(cx: &Ctx, b: &Blob) -> f32 {
+    let ([_, _, v], cols) = (cx.hsv, cx.geo.grid.cols as usize);
+    median(b.cells.iter().map(|&(c, r)| v[r as usize * cols + c as usize]).collect()).unwrap_or(f32::NAN)
 }
 
 /// At most `k` hue centres of weighted hues (degrees, weight): k-means on the

@@ -28,7 +28,9 @@ pub enum ImageWriteError {
     },
 }
 
-fn tone(x: f64) -> f64 {
+/// Light (linear, 1 = white) to the 0..1 value the camera encodes: the sensor's
+/// tone curve, then sRGB's transfer function.
+pub(crate) fn tone(x: f64) -> f64 {
     let x = x.max(0.0);
     let y = if x < SHOULDER_START {
         x

@@ -13,6 +13,7 @@ pub mod plan;
 pub mod raycast;
 pub mod scene;
 pub mod shade;
+pub mod teams;
 pub mod truth;
 pub mod varied;
 pub mod video;

@@ -16,6 +16,7 @@ use crate::render::generate::{
     GenerateConfig, LookFrom, Planned,
 };
 use crate::render::scene::{CameraSpec, FloorLook, Mark, PieceSpec, PoseSpec, Print, Scene, WeightLook, MIN_CAP_RADIUS_MM, SCENE_FORMAT};
+use crate::render::teams::TeamPair;
 use crate::render::shade::{hash, DIGIT_GAP, DIGIT_WIDTH, ROUNDEL_BAR_HALF_LENGTH};
 use crate::render::truth::Truth;
 use crate::render::RenderError;
@@ -423,10 +424,19 @@ fn place_camera(board: &Board, pieces: &[PieceSpec], view: View, lens: Lens, cfg
 
 /// The scenes of the varied set, in order, with their folder names.
 pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
+    plan_rows(cfg, recipe().into_iter().map(|(board, case, view, lens)| (board, case, view, lens, None)).collect())
+}
+
+/// Plans scenes as the varied set does, one per row of board, case, view, lens and
+/// (where given) the teams' colours, which are then named in the scene's folder.
+pub(crate) fn plan_rows(cfg: &GenerateConfig, rows: Vec<(&'static str, Case, View, Lens, Option<&TeamPair>)>) -> Result<Vec<Planned>, RenderError> {
     let mut out = Vec::new();
-    for (i, (board_name, case, view, lens)) in recipe().into_iter().enumerate() {
+    for (i, (board_name, case, view, lens, teams)) in rows.into_iter().enumerate() {
         let mut rng = Pcg64::seed_from_u64(hash(cfg.seed ^ hash(i as u64)));
-        let name = format!("{i:02}-{board_name}-{}-{}-{}", case.tag(), view.tag(), lens.tag());
+        let mut name = format!("{i:02}-{board_name}-{}-{}-{}", case.tag(), view.tag(), lens.tag());
+        if let Some(pair) = teams {
+            name = format!("{name}-{}", pair.name);
+        }
         let nominal = Board::load(board_name).map_err(|source| crate::render::SceneError::Board { origin: "varied recipe".into(), source })?;
         let construction = draw_construction(&nominal, case, &mut rng);
         let board = nominal
@@ -475,12 +485,18 @@ pub fn plan_set(cfg: &GenerateConfig) -> Result<Vec<Planned>, RenderError> {
             let mut looks = Pcg64::seed_from_u64(hash(cfg.seed ^ hash(i as u64) ^ WEIGHT_LOOK_STREAM));
             appearance.weight_look = draw_weight_look(&board, &mut looks);
         }
+        if let Some(pair) = teams {
+            (appearance.red_colour, appearance.blue_colour) = (pair.red, pair.blue);
+        }
         let mut tags = vec![case.tag().to_string(), if hard_light { "hard_light" } else { "soft_light" }.to_string()];
         if case != Case::Plain {
             tags.push("hard".into());
         }
         tags.push(format!("view_{}", view.tag()));
         tags.push(format!("lens_{}", lens.tag()));
+        if let Some(pair) = teams {
+            tags.push(format!("teams_{}", pair.name));
+        }
         let scene = Scene {
             format: SCENE_FORMAT,
             board: board_name.to_string(),

@@ -24,6 +24,7 @@ mod rules_examples;
 mod serve_browser;
 mod setup;
 mod team_colours;
+mod team_pairs;
 mod washer_stacks;
 mod watch;
 mod weight_caps;
