@@ -86,8 +86,8 @@ fn no_pair_is_read_confidently_wrong_with_the_true_pose() {
     // Every call right, or the frame flagged for review: a colour pair never
     // loses a round, or a piece on the board, silently. (Known short of that:
     // pieces beside the board, on a floor of unknown height, issue 14 item 6:
-    // 11-yocu-9's two pale washers on the floor are missed unflagged, the
-    // round still right.)
+    // one of 11-yocu-9's pale washers on the floor, in dim light, is missed
+    // unflagged, the round still right.)
     let detector = DetectorConfig::default();
     let mut all_right = 0;
     for dir in list(&set()).unwrap() {
