@@ -530,3 +530,19 @@ fn a_sjoelbak_whose_feet_do_not_show_takes_its_sigma_from_the_construction() {
     assert!(pinned_along(&got, "sjoelbak"), "own 19: no edge across the board confirms: {:?}", got.features);
     assert!(got.position_sigma_mm < 1.0, "own 19: sigma {:.3} mm", got.position_sigma_mm);
 }
+
+/// Varied 01, a whole 22 ft table through a fisheye, read (by a line search this project tried) from its short foul
+/// line as its far end and its long foul line as the short one: the board 10.8 m away, the rest of it beyond the image.
+/// Its far end, foul line, sides and rail tops all confirm; what lies beyond that "far end" is the same wood, a few
+/// pixels from the interior sample after the stripe. Given back, it must be refused, naming the far end.
+#[test]
+fn a_whole_table_read_from_its_foul_line_as_its_far_end_is_refused() {
+    let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/01-shuffleboard-22ft-plain-whole-fisheye");
+    let f = Fixture::load(&fdir).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    let wrong = CameraPose::from_rvec_tvec([2.1208149507094505, -2.3102238361661644, -0.0016490832487587935], [7597.309814424642, -650.9124354712883, 1940.4360591150205]);
+    let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
+    let e = Locator::new(&board, LocateConfig::default()).refine_from(&und.run(&frame).unwrap(), &locate::GivenPose::new(wrong)).unwrap_err();
+    assert!(e.is_refusal() && e.to_string().contains("far end"), "{e}");
+}
