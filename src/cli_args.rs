@@ -548,9 +548,7 @@ impl TeamArgs {
     pub(crate) fn config(&self, mut cfg: boardcall::detect::DetectorConfig, frame: Option<&boardcall::frame::Frame>) -> Result<boardcall::detect::DetectorConfig> {
         use opencv::prelude::MatTraitConstManual;
         if let Some(path) = &self.pieces {
-            let file = boardcall::detect::PiecesFile::load(path)?;
-            (cfg.teams, cfg.weight_cap_radius_mm, cfg.weight_cap_recess_mm) = (file.teams, file.weight_cap_radius_mm, file.weight_cap_recess_mm);
-            cfg.teams_source = boardcall::detect::TeamsSource::Given;
+            cfg = cfg.with_pieces(&boardcall::detect::PiecesFile::load(path)?);
         }
         if let Some(cap) = self.cap_radius_mm {
             cfg.weight_cap_radius_mm = Some(cap);

@@ -283,7 +283,8 @@ fn run(cli: Cli) -> Result<()> {
             let threads = threads.unwrap_or_else(cores);
             let progress = |name: &str| eprintln!("rendered {name}");
             let truths = if teams {
-                let cfg = boardcall::render::generate::GenerateConfig { seed: seed.unwrap_or(boardcall::render::teams::TEAMS_SEED), ..boardcall::render::teams::default_config() };
+                let mut cfg = boardcall::render::teams::default_config();
+                cfg.seed = seed.unwrap_or(cfg.seed);
                 boardcall::render::teams::generate(&cfg, &output, threads, progress)?
             } else if varied {
                 let cfg = boardcall::render::generate::GenerateConfig { seed: seed.unwrap_or(boardcall::render::varied::VARIED_SEED), ..Default::default() };

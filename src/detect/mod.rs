@@ -105,6 +105,18 @@ fn is_zero(v: &f64) -> bool {
 }
 
 impl DetectorConfig {
+    /// These settings with the teams' colours a pieces file gives, and the weight
+    /// caps where it states them (`score --pieces`, a fixture's `pieces.json`).
+    pub fn with_pieces(self, file: &PiecesFile) -> DetectorConfig {
+        DetectorConfig {
+            teams: file.teams.clone(),
+            teams_source: TeamsSource::Given,
+            weight_cap_radius_mm: file.weight_cap_radius_mm.or(self.weight_cap_radius_mm),
+            weight_cap_recess_mm: file.weight_cap_recess_mm.or(self.weight_cap_recess_mm),
+            ..self
+        }
+    }
+
     /// What the set-up says of a weight's cap.
     pub fn weight_cap(&self) -> WeightCap {
         WeightCap { radius_mm: self.weight_cap_radius_mm, recess_mm: self.weight_cap_recess_mm }

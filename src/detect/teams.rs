@@ -337,14 +337,14 @@ pub(super) fn unexplained_colour(cx: &Ctx, foreign: &GrayImage, out: &Detections
         .filter(|b| b.pieces >= FOREIGN_MIN_PIECES && !b.thin)
         .filter_map(|b| {
             let hue = blob_hue(cx, &b).unwrap_or(f32::NAN);
-            let sat = blob_saturation(cx, &b);
+            let sat = blob_median(cx, &b, 1);
             let class = cx.teams.iter().position(|t| hue_distance(hue, t.colour.hue_deg) <= t.colour.hue_tolerance_deg);
             let paler = class.map(|k| &cx.teams[k]);
             let what = match (class, paler) {
                 // Mostly in the team's own mask: its accounting reports it.
                 (Some(k), _) if blob_share_in(cx, &b, &cx.masks[k]) >= TEAM_MASK_SHARE => return None,
                 (_, Some(t)) if sat >= t.colour.min_saturation => {
-                    let value = blob_value(cx, &b);
+                    let value = blob_median(cx, &b, 2);
                     format!("of team {:?}'s hue ({hue:.0} degrees) but darker than its colour allows (value {value:.2}, its floor {:.2}): a piece in shade?", t.team, t.colour.min_value)
                 }
                 (_, Some(t)) => format!("of team {:?}'s hue ({hue:.0} degrees) but paler than its colour allows (saturation {sat:.2}): a pale piece?", t.team),
@@ -501,16 +501,10 @@ fn blob_share_in(cx: &Ctx, b: &Blob, mask: &GrayImage) -> f64 {
     set as f64 / b.cells.len().max(1) as f64
 }
 
-/// The median saturation of a blob's cells.
-fn blob_saturation(cx: &Ctx, b: &Blob) -> f32 {
-    let ([_, s, _], cols) = (cx.hsv, cx.geo.grid.cols as usize);
-    median(b.cells.iter().map(|&(c, r)| s[r as usize * cols + c as usize]).collect()).unwrap_or(f32::NAN)
-}
-
-/// The median value (brightness) of a blob's cells.
-fn blob_value(cx: &Ctx, b: &Blob) -> f32 {
-    let ([_, _, v], cols) = (cx.hsv, cx.geo.grid.cols as usize);
-    median(b.cells.iter().map(|&(c, r)| v[r as usize * cols + c as usize]).collect()).unwrap_or(f32::NAN)
+/// The median of a blob's cells in one HSV plane (1: saturation, 2: value).
+fn blob_median(cx: &Ctx, b: &Blob, plane: usize) -> f32 {
+    let (p, cols) = (&cx.hsv[plane], cx.geo.grid.cols as usize);
+    median(b.cells.iter().map(|&(c, r)| p[r as usize * cols + c as usize]).collect()).unwrap_or(f32::NAN)
 }
 
 /// At most `k` hue centres of weighted hues (degrees, weight): k-means on the

@@ -155,22 +155,6 @@ impl Stats {
     }
 }
 
-/// The detector's settings for a fixture: `detector`'s, with the teams' colours
-/// (and weight caps) its set-up gives, where it has a pieces file, as a user gives
-/// them with `score --pieces`.
-fn fixture_detector(fx: &Fixture, detector: &DetectorConfig) -> DetectorConfig {
-    match &fx.pieces {
-        Some(p) => DetectorConfig {
-            teams: p.teams.clone(),
-            teams_source: crate::detect::TeamsSource::Given,
-            weight_cap_radius_mm: p.weight_cap_radius_mm.or(detector.weight_cap_radius_mm),
-            weight_cap_recess_mm: p.weight_cap_recess_mm.or(detector.weight_cap_recess_mm),
-            ..detector.clone()
-        },
-        None => detector.clone(),
-    }
-}
-
 /// Runs one fixture through frame -> pose -> detections -> calls.
 pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorConfig) -> FixtureOutcome {
     let started = Instant::now();
@@ -203,7 +187,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         };
         let bytes = frame.image().data_bytes().map_err(|e| e.to_string())?;
         let view = ColourView::new(frame.width() as usize, frame.height() as usize, bytes).map_err(|e| e.to_string())?;
-        let mut detections = crate::score::detect_pieces(&view, &board, &fx.camera, &pose, fixture_detector(fx, detector)).map_err(|e| e.to_string())?;
+        let mut detections = crate::score::detect_pieces(&view, &board, &fx.camera, &pose, fx.pieces.as_ref().map_or_else(|| detector.clone(), |p| detector.clone().with_pieces(p))).map_err(|e| e.to_string())?;
         let foul = fx.truth.foul_line.unwrap_or(FoulLine::Long);
         Ok((call_pieces(&board, &mut detections, foul, pose_sigma), detections))
     })();

@@ -287,13 +287,17 @@ impl Locator {
         }
         let n = [d[0] / l, d[1] / l];
         let at = |k: f64| colour([e[0] + k * n[0], e[1] + k * n[1]]);
-        // The stripe's width as imaged there, px (the direction away from the interior, on the board).
-        let away = BoardPoint3::new(edge.x_mm - (interior.x_mm - edge.x_mm) * past_mm / INTERIOR_MM, edge.y_mm - (interior.y_mm - edge.y_mm) * past_mm / INTERIOR_MM, edge.z_mm);
-        let past_px = if past_mm > 0.0 { project(cam, pose.to_camera(away)).map_or(0.0, |q| (q[0] - e[0]).hypot(q[1] - e[1])) } else { 0.0 };
+        // Past a stripe (its width as imaged there, px, away from the interior on the board), what lies beyond must
+        // differ by a step in colour, not only by being a few pixels further from the interior sample (a light's
+        // gradient over the surface makes the nearer sample the nearer colour).
+        let (past_px, step) = if past_mm > 0.0 {
+            let k = past_mm / INTERIOR_MM;
+            let away = BoardPoint3::new(edge.x_mm - (interior.x_mm - edge.x_mm) * k, edge.y_mm - (interior.y_mm - edge.y_mm) * k, edge.z_mm);
+            (project(cam, pose.to_camera(away)).map_or(0.0, |q| (q[0] - e[0]).hypot(q[1] - e[1])), END_STEP_MIN_LEVELS)
+        } else {
+            (0.0, 0.0)
+        };
         let (cin, cout, cfar) = (at(STRIP_PX)?, at(-(STRIP_PX + past_px))?, colour(f)?);
-        // Past a stripe, what lies beyond must differ by a step in colour, not only by being a few pixels further
-        // from the interior sample (a light's gradient over the surface makes the nearer sample the nearer colour).
-        let step = if past_mm > 0.0 { END_STEP_MIN_LEVELS } else { 0.0 };
         Some(dist(cin, cfar) + step < dist(cout, cfar))
     }
 

@@ -71,6 +71,14 @@ fn errors(model: &BoardModel, cam: &Camera, truth: &CameraPose, got: &CameraPose
     e
 }
 
+/// A scene's fixture, frame and board, by its folder relative to the repository root.
+fn scene_at(rel: &Path) -> (Fixture, Frame, Board) {
+    let f = Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    (f, frame, board)
+}
+
 fn truth_pose(f: &Fixture) -> CameraPose {
     CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec)
 }
@@ -227,10 +235,7 @@ fn locate(f: &Fixture, frame: &Frame) -> Result<locate::BoardPose, LocateError> 
 
 /// Locates the varied fixture `name` from scratch (panicking if refused), with its errors against the true pose.
 fn locate_varied(name: &str) -> (locate::BoardPose, Errors) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
-    let f = Fixture::load(&dir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
+    let (f, frame, board) = scene_at(&Path::new("fixtures/varied").join(name));
     let found = locate(&f, &frame).unwrap_or_else(|e| panic!("{name}: {e}"));
     let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
     (found, e)
@@ -265,10 +270,7 @@ fn varied_views_once_refused_or_misread_are_located_within_the_bar() {
 fn a_located_pose_given_back_from_its_file_is_confirmed_on_its_own_frame() {
     let dir = common::scratch("locate", "given_back");
     for name in ["11-sjoelbak-plain-whole-brown", "18-sjoelbak-on_partition-end-brown"] {
-        let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
-        let f = Fixture::load(&fdir).unwrap();
-        let frame = Frame::load(&f.image_path()).unwrap();
-        let board = Board::load(&f.truth.board).unwrap();
+        let (f, frame, board) = scene_at(&Path::new("fixtures/varied").join(name));
         let found = locate(&f, &frame).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(found.construction.contains_key("wall_height_mm"), "{name}: the fitted construction is reported: {:?}", found.construction);
         let path = dir.join(format!("{name}.yaml"));
@@ -287,10 +289,7 @@ fn a_located_pose_given_back_from_its_file_is_confirmed_on_its_own_frame() {
     }
     // The same pose given with no construction (typed points, `setup`, a hand-made file): refitted from the nominal
     // build it slides and fails, and the heights started across their range find it again.
-    let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/11-sjoelbak-plain-whole-brown");
-    let f = Fixture::load(&fdir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
+    let (f, frame, board) = scene_at(Path::new("fixtures/varied/11-sjoelbak-plain-whole-brown"));
     let found = locate(&f, &frame).unwrap();
     let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
     let given = Locator::new(&board, LocateConfig::default()).refine_from(&und.run(&frame).unwrap(), &locate::GivenPose::new(found.pose)).unwrap();
@@ -302,10 +301,7 @@ fn a_located_pose_given_back_from_its_file_is_confirmed_on_its_own_frame() {
 /// sjoelbak) is an input error naming it, not a refusal of the frame.
 #[test]
 fn a_pose_whose_construction_is_another_boards_is_an_input_error() {
-    let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes/16-sjoelbak-plain");
-    let f = Fixture::load(&fdir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
+    let (f, frame, board) = scene_at(Path::new("fixtures/scenes/16-sjoelbak-plain"));
     let mut given = locate::GivenPose::new(truth_pose(&f));
     given.construction.insert("gutter_width_mm".into(), 76.2);
     let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
@@ -334,10 +330,7 @@ fn a_side_read_on_a_ramp_is_located_within_its_sigma() {
 #[test]
 fn each_edge_weighs_as_one_measurement_and_the_holes_hold_the_board() {
     let name = "27-yocu-4-plain-whole-brown";
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
-    let f = Fixture::load(&dir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
+    let (f, frame, board) = scene_at(&Path::new("fixtures/varied").join(name));
     let und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap().run(&frame).unwrap();
     let located = |alike: bool| {
         let cfg = LocateConfig { weigh_edges_alike: alike, ..LocateConfig::default() };
@@ -537,10 +530,7 @@ fn a_sjoelbak_whose_feet_do_not_show_takes_its_sigma_from_the_construction() {
 /// pixels from the interior sample after the stripe. Given back, it must be refused, naming the far end.
 #[test]
 fn a_whole_table_read_from_its_foul_line_as_its_far_end_is_refused() {
-    let fdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/01-shuffleboard-22ft-plain-whole-fisheye");
-    let f = Fixture::load(&fdir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
+    let (f, frame, board) = scene_at(Path::new("fixtures/varied/01-shuffleboard-22ft-plain-whole-fisheye"));
     let wrong = CameraPose::from_rvec_tvec([2.1208149507094505, -2.3102238361661644, -0.0016490832487587935], [7597.309814424642, -650.9124354712883, 1940.4360591150205]);
     let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
     let e = Locator::new(&board, LocateConfig::default()).refine_from(&und.run(&frame).unwrap(), &locate::GivenPose::new(wrong)).unwrap_err();
