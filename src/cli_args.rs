@@ -470,6 +470,9 @@ pub(crate) enum FixturesAction {
     TrainingSet {
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The scenes' recipe: the fixture generator's, the varied set's (domain-randomised), or each in turn.
+        #[arg(long, value_enum, default_value_t = RecipeArg::Both)]
+        recipe: RecipeArg,
         /// Washer-board scenes to render.
         #[arg(long)]
         count: usize,
@@ -482,6 +485,24 @@ pub(crate) enum FixturesAction {
         #[arg(long)]
         threads: Option<usize>,
     },
+}
+
+/// The training set's scene recipe (`boardcall::model::training::TrainingRecipe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RecipeArg {
+    Fixtures,
+    Varied,
+    Both,
+}
+
+impl From<RecipeArg> for boardcall::model::training::TrainingRecipe {
+    fn from(r: RecipeArg) -> Self {
+        match r {
+            RecipeArg::Fixtures => Self::Fixtures,
+            RecipeArg::Varied => Self::Varied,
+            RecipeArg::Both => Self::Both,
+        }
+    }
 }
 
 /// A finite number (no NaN or infinity).

@@ -295,8 +295,8 @@ fn run(cli: Cli) -> Result<()> {
             };
             say!("{} fixtures written to {}", truths.len(), output.display());
         }
-        Command::Fixtures { action: FixturesAction::TrainingSet { seed, count, output, supersample, threads } } => {
-            let cfg = boardcall::model::training::TrainingConfig { seed, scenes: count, supersample, threads: threads.unwrap_or_else(cores) };
+        Command::Fixtures { action: FixturesAction::TrainingSet { seed, recipe, count, output, supersample, threads } } => {
+            let cfg = boardcall::model::training::TrainingConfig { seed, recipe: recipe.into(), scenes: count, supersample, threads: threads.unwrap_or_else(cores) };
             let s = boardcall::model::training::write_training_set(&cfg, &output, |name| eprintln!("rendered {name}"))?;
             say!(
                 "{} scenes, {} hole patches ({} with a leaner, {} with flat washers, {} with two or more) written to {}",

@@ -1,17 +1,20 @@
 //! The hole-state model's training set (`boardcall fixtures training-set`):
-//! washer-board scenes planned by the fixture generator's recipe under other
-//! seeds, with extra hole states added (leaners, flat washers, two in a cup,
-//! washers on the rim outside), rendered, JPEG-encoded as the fixtures are, and
-//! cut into labelled hole patches by the same [`super::hole_patch`] the run
-//! time uses. Everything is drawn from PCG-64 seeded from the set's seed, so the
-//! set regenerates exactly.
+//! washer-board scenes planned by the fixture generator's recipe, the varied
+//! set's domain-randomised one (fisheye lenses, printed marks, tiled floors,
+//! other light and paint), or both in turn, under other seeds than the
+//! committed sets', with extra hole states added (leaners, flat washers, two in
+//! a cup, washers on the rim outside), rendered, JPEG-encoded as the fixtures
+//! are, and cut into labelled hole patches by the same [`super::hole_patch`]
+//! the run time uses. Everything is drawn from PCG-64 seeded from the set's
+//! seed, so the set regenerates exactly.
 
 use super::{hole_patch, PATCH_FEATURES};
 use crate::board::{Board, Layout};
 use crate::calls::WasherCall;
 use crate::measure::ColourView;
 use crate::piece::{PieceId, PieceKind, Team};
-use crate::render::generate::{plan_set, GenerateConfig};
+use crate::render::generate::{plan_set, GenerateConfig, DEFAULT_SEED};
+use crate::render::varied::VARIED_SEED;
 use crate::render::plan::pixel_in_frame;
 use crate::render::scene::PieceSpec;
 use crate::render::shade::hash;
@@ -44,10 +47,35 @@ pub enum TrainingError {
     Io { path: PathBuf, source: std::io::Error },
 }
 
+/// Which scene recipe a training set draws its washer-board scenes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrainingRecipe {
+    /// The fixture generator's (`fixtures generate`): brown lenses, plain boards.
+    Fixtures,
+    /// The varied set's (`fixtures generate --varied`): fisheye lenses, printed marks on the board, tiled floors,
+    /// harder light: the looks the model meets on tables nobody here drew.
+    Varied,
+    /// Each in turn, a round of one then a round of the other.
+    Both,
+}
+
+impl TrainingRecipe {
+    /// The recipe of round `round`, and its name in `labels.csv`.
+    fn of_round(self, round: u64) -> &'static str {
+        match self {
+            TrainingRecipe::Fixtures => "fixtures",
+            TrainingRecipe::Varied => "varied",
+            TrainingRecipe::Both if round % 2 == 0 => "fixtures",
+            TrainingRecipe::Both => "varied",
+        }
+    }
+}
+
 /// Settings of a training set.
 #[derive(Debug, Clone, Copy)]
 pub struct TrainingConfig {
     pub seed: u64,
+    pub recipe: TrainingRecipe,
     /// Washer-board scenes to render.
     pub scenes: usize,
     /// Samples per pixel axis (the fixtures use 2).
@@ -213,13 +241,20 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
     };
     std::fs::create_dir_all(out_dir).map_err(io(out_dir))?;
     let mut patches: Vec<f32> = Vec::new();
-    let mut csv = String::from("scene,name,board,hole,red_leaners,blue_leaners,red_flat,blue_flat,jitter_x_mm,jitter_y_mm\n");
+    let mut csv = String::from("scene,name,recipe,board,hole,red_leaners,blue_leaners,red_flat,blue_flat,jitter_x_mm,jitter_y_mm\n");
     let mut sum = TrainingSummary::default();
     let mut round = 0u64;
     while sum.scenes < cfg.scenes {
         let set_seed = hash(cfg.seed ^ hash(round));
+        let recipe = cfg.recipe.of_round(round);
+        round += 1;
+        // Never a committed set's own scenes: the fixtures measure the model.
+        if set_seed == DEFAULT_SEED || set_seed == VARIED_SEED {
+            continue;
+        }
         let gen = GenerateConfig { seed: set_seed, supersample: cfg.supersample, ..Default::default() };
-        for planned in plan_set(&gen)? {
+        let planned_set = if recipe == "varied" { crate::render::varied::plan_set(&gen)? } else { plan_set(&gen)? };
+        for planned in planned_set {
             if sum.scenes >= cfg.scenes {
                 break;
             }
@@ -229,7 +264,7 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
             let mut rng = Pcg64::seed_from_u64(hash(set_seed ^ hash(sum.scenes as u64 + 1)));
             let mut scene = planned.scene.scene.clone();
             add_hole_states(&planned.scene.board, &mut scene.pieces, &scene.camera.intrinsics, &planned.scene.pose, &mut rng);
-            let name = format!("{round:03}-{}", planned.name);
+            let name = format!("{:03}-{}", round - 1, planned.name);
             let ls = scene.validate(&name).map_err(RenderError::from)?;
             let img = crate::render::render(&ls, cfg.threads);
             // The fixtures are JPEGs: train on the same artefacts.
@@ -254,8 +289,8 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
                 debug_assert_eq!(patch.len(), PATCH_FEATURES);
                 patches.extend_from_slice(&patch);
                 csv.push_str(&format!(
-                    "{},{},{},{},{},{},{},{},{:.3},{:.3}\n",
-                    sum.scenes, name, ls.scene.board, hole, label.leaners[0], label.leaners[1], label.flat[0], label.flat[1], jitter.0, jitter.1
+                    "{},{},{},{},{},{},{},{},{},{:.3},{:.3}\n",
+                    sum.scenes, name, recipe, ls.scene.board, hole, label.leaners[0], label.leaners[1], label.flat[0], label.flat[1], jitter.0, jitter.1
                 ));
                 sum.patches += 1;
                 sum.leaners += (label.leaners[0] + label.leaners[1] > 0) as usize;
@@ -265,7 +300,6 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
             sum.scenes += 1;
             progress(&name);
         }
-        round += 1;
     }
     let npy = out_dir.join("patches.npy");
     write_npy(&npy, sum.patches, PATCH_FEATURES, &patches).map_err(io(&npy))?;
@@ -277,6 +311,14 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `both` takes the fixture generator's recipe and the varied one in turn, a round each; the others, one.
+    #[test]
+    fn both_recipes_take_turns_a_round_each() {
+        let both: Vec<&str> = (0..4).map(|r| TrainingRecipe::Both.of_round(r)).collect();
+        assert_eq!(both, ["fixtures", "varied", "fixtures", "varied"]);
+        assert!((0..4).all(|r| TrainingRecipe::Varied.of_round(r) == "varied" && TrainingRecipe::Fixtures.of_round(r) == "fixtures"));
+    }
 
     #[test]
     fn npy_header_is_aligned_and_readable() {
