@@ -60,13 +60,29 @@ pub enum TrainingRecipe {
 }
 
 impl TrainingRecipe {
-    /// The recipe of round `round`, and its name in `labels.csv`.
-    fn of_round(self, round: u64) -> &'static str {
+    /// The recipe round `round` draws from: `Both` takes the other two in turn.
+    fn of_round(self, round: u64) -> TrainingRecipe {
+        match self {
+            TrainingRecipe::Both if round % 2 == 0 => TrainingRecipe::Fixtures,
+            TrainingRecipe::Both => TrainingRecipe::Varied,
+            one => one,
+        }
+    }
+
+    /// Its name in `labels.csv`.
+    fn name(self) -> &'static str {
         match self {
             TrainingRecipe::Fixtures => "fixtures",
             TrainingRecipe::Varied => "varied",
-            TrainingRecipe::Both if round % 2 == 0 => "fixtures",
-            TrainingRecipe::Both => "varied",
+            TrainingRecipe::Both => "both",
+        }
+    }
+
+    /// The scenes its recipe plans under `gen`'s seed (`Both` is split into rounds first: [`TrainingRecipe::of_round`]).
+    fn plan(self, gen: &GenerateConfig) -> Result<Vec<crate::render::generate::Planned>, RenderError> {
+        match self {
+            TrainingRecipe::Varied => crate::render::varied::plan_set(gen),
+            _ => plan_set(gen),
         }
     }
 }
@@ -253,8 +269,7 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
             continue;
         }
         let gen = GenerateConfig { seed: set_seed, supersample: cfg.supersample, ..Default::default() };
-        let planned_set = if recipe == "varied" { crate::render::varied::plan_set(&gen)? } else { plan_set(&gen)? };
-        for planned in planned_set {
+        for planned in recipe.plan(&gen)? {
             if sum.scenes >= cfg.scenes {
                 break;
             }
@@ -290,7 +305,7 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
                 patches.extend_from_slice(&patch);
                 csv.push_str(&format!(
                     "{},{},{},{},{},{},{},{},{},{:.3},{:.3}\n",
-                    sum.scenes, name, recipe, ls.scene.board, hole, label.leaners[0], label.leaners[1], label.flat[0], label.flat[1], jitter.0, jitter.1
+                    sum.scenes, name, recipe.name(), ls.scene.board, hole, label.leaners[0], label.leaners[1], label.flat[0], label.flat[1], jitter.0, jitter.1
                 ));
                 sum.patches += 1;
                 sum.leaners += (label.leaners[0] + label.leaners[1] > 0) as usize;
@@ -315,9 +330,11 @@ mod tests {
     /// `both` takes the fixture generator's recipe and the varied one in turn, a round each; the others, one.
     #[test]
     fn both_recipes_take_turns_a_round_each() {
-        let both: Vec<&str> = (0..4).map(|r| TrainingRecipe::Both.of_round(r)).collect();
-        assert_eq!(both, ["fixtures", "varied", "fixtures", "varied"]);
-        assert!((0..4).all(|r| TrainingRecipe::Varied.of_round(r) == "varied" && TrainingRecipe::Fixtures.of_round(r) == "fixtures"));
+        use TrainingRecipe::{Both, Fixtures, Varied};
+        let both: Vec<TrainingRecipe> = (0..4).map(|r| Both.of_round(r)).collect();
+        assert_eq!(both, [Fixtures, Varied, Fixtures, Varied]);
+        assert!((0..4).all(|r| Varied.of_round(r) == Varied && Fixtures.of_round(r) == Fixtures));
+        assert_eq!([Fixtures.name(), Varied.name()], ["fixtures", "varied"]);
     }
 
     #[test]

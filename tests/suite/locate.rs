@@ -1,6 +1,6 @@
 //! Automatic board localisation on the renderer's fixtures (pose accuracy and refusals), and the manual `--points` fallback.
 
-use crate::common;
+use crate::common::{self, scene_at};
 use boardcall::board::Board;
 use boardcall::camera::{Camera, CameraPose};
 use boardcall::fixture::{self, Fixture};
@@ -69,14 +69,6 @@ fn errors(model: &BoardModel, cam: &Camera, truth: &CameraPose, got: &CameraPose
         e.mm = e.mm.max(dmm);
     }
     e
-}
-
-/// A scene's fixture, frame and board, by its folder relative to the repository root.
-fn scene_at(rel: &Path) -> (Fixture, Frame, Board) {
-    let f = Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
-    (f, frame, board)
 }
 
 fn truth_pose(f: &Fixture) -> CameraPose {

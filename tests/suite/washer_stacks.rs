@@ -115,10 +115,7 @@ fn a_pale_washer_under_another_in_a_cup_is_placed_and_flagged() {
 
 /// A committed scene of `fixtures/varied` scored with its true pose: the fixture, its board and the report.
 fn varied_with_true_pose(name: &str) -> (Fixture, Board, FrameReport) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
-    let f = Fixture::load(&dir).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
+    let (f, frame, board) = common::scene_at(&Path::new("fixtures/varied").join(name));
     let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
     let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
     (f, board, report)
@@ -166,10 +163,7 @@ fn a_cups_floor_in_view_tells_an_empty_cup_from_one_holding_a_washer() {
     use boardcall::measure::ColourView;
     use opencv::prelude::MatTraitConstManual;
     let detector_and_view = |name: &str| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied").join(name);
-        let f = Fixture::load(&dir).unwrap();
-        let frame = Frame::load(&f.image_path()).unwrap();
-        let board = Board::load(&f.truth.board).unwrap();
+        let (f, frame, board) = common::scene_at(&Path::new("fixtures/varied").join(name));
         let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
         let det = Detector::new(DetectorConfig::default(), &board, &f.camera, &pose).unwrap();
         let bytes = frame.image().data_bytes().unwrap().to_vec();

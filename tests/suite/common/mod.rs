@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+use boardcall::board::Board;
+use boardcall::fixture::Fixture;
+use boardcall::frame::Frame;
 use std::path::Path;
 
 /// A scratch folder removed when the test ends (kept as a path for the calls that take one).
@@ -15,4 +18,12 @@ impl std::ops::Deref for Scratch {
 /// A scratch folder named after its test file (`suite`) and test, in the system's temporary folder.
 pub fn scratch(suite: &str, test: &str) -> Scratch {
     Scratch(tempfile::Builder::new().prefix(&format!("boardcall-{suite}-{test}-")).tempdir().expect("a scratch folder"))
+}
+
+/// A scene's fixture, frame and board, by its folder relative to the repository root.
+pub fn scene_at(rel: &Path) -> (Fixture, Frame, Board) {
+    let f = Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    let frame = Frame::load(&f.image_path()).unwrap();
+    let board = Board::load(&f.truth.board).unwrap();
+    (f, frame, board)
 }
