@@ -12,6 +12,17 @@ use boardcall::render::Scene;
 use boardcall::score::{score_frame, PoseInput};
 use std::path::Path;
 
+/// `ls` rendered, written to a scratch file named for `tag`, read back as a frame and scored on `board` with the
+/// scene's camera and true pose.
+fn rendered_and_scored(ls: &boardcall::render::scene::LoadedScene, board: &boardcall::board::Board, tag: &str) -> boardcall::score::FrameReport {
+    let img = boardcall::render::render(ls, 2);
+    let scratch = common::scratch("discs", tag);
+    let path = scratch.join("image.png");
+    img.save(&path).expect("write the frame");
+    let frame = Frame::load(&path).expect("frame");
+    score_frame(&frame, board, &ls.scene.camera.intrinsics, PoseInput::Trusted(ls.pose), DetectorConfig::default(), FoulLine::Long).expect("scored").0
+}
+
 #[test]
 fn an_empty_sjoelbak_in_a_noisy_low_resolution_frame_holds_no_disc() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes/16-sjoelbak-plain");
@@ -20,12 +31,7 @@ fn an_empty_sjoelbak_in_a_noisy_low_resolution_frame_holds_no_disc() {
     ls.scene.supersample = 1;
     let camera = scaled_camera(&ls.scene.camera.intrinsics, 0.5);
     ls.scene.camera.intrinsics = camera;
-    let img = boardcall::render::render(&ls, 2);
-    let scratch = common::scratch("discs", "empty");
-    let path = scratch.join("image.png");
-    img.save(&path).expect("write the frame");
-    let frame = Frame::load(&path).expect("frame");
-    let (report, _) = score_frame(&frame, &ls.board, &camera, PoseInput::Trusted(ls.pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
+    let report = rendered_and_scored(&ls, &ls.board, "empty");
     assert!(report.pieces.is_empty(), "discs on an empty board: {:?}", report.pieces);
 }
 
@@ -48,14 +54,7 @@ fn stack_scored(lower: boardcall::geom::BoardPoint, upper: boardcall::geom::Boar
         tilt_towards_deg: 0.0,
     };
     ls.scene.pieces = vec![disc(1, lower, None), disc(2, upper, Some(1.5 * thickness))];
-    let img = boardcall::render::render(&ls, 2);
-    let scratch = common::scratch("discs", tag);
-    let path = scratch.join("image.png");
-    img.save(&path).expect("write the frame");
-    let frame = Frame::load(&path).expect("frame");
-    let camera = ls.scene.camera.intrinsics;
-    let (report, _) = score_frame(&frame, &ls.board, &camera, PoseInput::Trusted(ls.pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
-    (report, thickness)
+    (rendered_and_scored(&ls, &ls.board, tag), thickness)
 }
 
 /// A disc lying on another, offset by two thirds of a radius in compartment 4 (the external renders' stacks): no
@@ -246,7 +245,6 @@ fn glare_in_the_field_needs_no_review() {
 #[test]
 fn a_disc_half_under_a_bridged_gate_bar_is_read_or_flagged() {
     use boardcall::board::{ConstructionKeys, GateBar};
-    use boardcall::camera::CameraPose;
     use boardcall::geom::{BoardPoint, BoardPoint3};
     use boardcall::piece::{PieceId, PieceKind};
     use boardcall::render::scene::{PieceSpec, PoseSpec};
@@ -258,15 +256,9 @@ fn a_disc_half_under_a_bridged_gate_bar_is_read_or_flagged() {
     s.camera.pose = PoseSpec::LookAt { position: BoardPoint3::new(-40.0, 420.0, 650.0), target: BoardPoint3::new(-40.0, 110.0, 0.0), up: [0.0, -1.0, 0.0] };
     s.pieces = vec![PieceSpec { id: PieceId::disc(1), kind: PieceKind::Disc, x_mm: at.x_mm, y_mm: at.y_mm, z_mm: None, tilt_deg: 0.0, tilt_towards_deg: 0.0 }];
     let ls = s.validate("bridged gate").expect("valid scene");
-    let img = boardcall::render::render(&ls, 2);
-    let scratch = common::scratch("discs", "bridged-gate");
-    let path = scratch.join("image.png");
-    img.save(&path).expect("write the frame");
-    let frame = Frame::load(&path).expect("frame");
-    let camera = ls.scene.camera.intrinsics;
-    let pose: CameraPose = ls.pose;
+    // The built-in board, not the scene's: the detector does not know the build.
     let board = boardcall::board::Board::load("sjoelbak").unwrap();
-    let (report, _) = score_frame(&frame, &board, &camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
+    let report = rendered_and_scored(&ls, &board, "bridged-gate");
     let read = report.pieces.iter().any(|p| BoardPoint::new(p.x_mm, p.y_mm).distance(at) < 26.0);
     let flagged = report.unexplained.iter().any(|u| u.centre.distance(at) < 26.0);
     assert!(read || (flagged && report.needs_review), "missed unflagged: {:?} {:?}", report.pieces, report.unexplained);
@@ -287,14 +279,7 @@ fn raking_light_scored(light: boardcall::geom::BoardPoint3, discs: &[boardcall::
         .zip(1..)
         .map(|(at, n)| PieceSpec { id: PieceId::disc(n), kind: PieceKind::Disc, x_mm: at.x_mm, y_mm: at.y_mm, z_mm: None, tilt_deg: 0.0, tilt_towards_deg: 0.0 })
         .collect();
-    let img = boardcall::render::render(&ls, 2);
-    let scratch = common::scratch("discs", tag);
-    let path = scratch.join("image.png");
-    img.save(&path).expect("write the frame");
-    let frame = Frame::load(&path).expect("frame");
-    let camera = ls.scene.camera.intrinsics;
-    let (report, _) = score_frame(&frame, &ls.board, &camera, PoseInput::Trusted(ls.pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
-    report
+    rendered_and_scored(&ls, &ls.board, tag)
 }
 
 /// Under a raking light (elevation 27 degrees from the `-x` side, 34 degrees from the `+x` side), discs lying
