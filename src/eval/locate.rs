@@ -84,7 +84,7 @@ impl LocateScene {
     /// Reads a scene folder of either layout (`fixture::Fixture::load`).
     pub fn load(dir: &Path) -> Result<LocateScene, SceneError> {
         let fx = crate::fixture::Fixture::load(dir)?;
-        let pose = CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec);
+        let pose = fx.truth.camera.pose();
         let board = Board::load(&fx.truth.board)?;
         Ok(LocateScene { dir: dir.to_path_buf(), board, camera: fx.camera, image: dir.join(&fx.truth.image), pose })
     }

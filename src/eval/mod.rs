@@ -4,7 +4,6 @@
 
 use crate::board::Board;
 use crate::calls::FoulLine;
-use crate::camera::CameraPose;
 use crate::detect::{DetectorConfig, Detections};
 use crate::fixture::Fixture;
 use crate::frame::Frame;
@@ -179,7 +178,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
         let frame = Frame::load(&fx.image_path()).map_err(|e| e.to_string())?;
         frame.check_size(&fx.camera).map_err(|e| e.to_string())?;
         let (pose, pose_sigma) = match pose_source {
-            PoseSource::Truth => (CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec), 0.0),
+            PoseSource::Truth => (fx.truth.camera.pose(), 0.0),
             PoseSource::Locate => {
                 let bp = locate_frame(&board, &fx.camera, &frame, LocateConfig::default()).map_err(|e| e.to_string())?;
                 (bp.pose, bp.position_sigma_mm)
@@ -272,7 +271,7 @@ pub fn run_fixture(fx: &Fixture, pose_source: PoseSource, detector: &DetectorCon
 /// the round) lies further from its decisive boundary than one pixel of the
 /// image at its footprint, seen by the true pose.
 fn clear_margins(fx: &Fixture) -> bool {
-    let pose = CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec);
+    let pose = fx.truth.camera.pose();
     fx.truth.pieces.iter().all(|t| {
         let at = t.footprint.centre.at_height(0.0);
         crate::measure::px_per_mm(&fx.camera, &pose, at).is_some_and(|px_per_mm| t.call.margin_mm().abs() * px_per_mm > 1.0)

@@ -107,6 +107,13 @@ pub struct CameraTruth {
     pub intrinsics_file: String,
 }
 
+impl CameraTruth {
+    /// The true pose (`rvec`, `tvec`).
+    pub fn pose(&self) -> crate::camera::CameraPose {
+        crate::camera::CameraPose::from_rvec_tvec(self.rvec, self.tvec)
+    }
+}
+
 /// The truth written beside an image.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Truth {

@@ -667,7 +667,7 @@ mod tests {
         let fx = crate::fixture::Fixture::load(&dir).unwrap();
         let board = Board::load(&fx.truth.board).unwrap();
         let frame = Frame::load(&fx.image_path()).unwrap();
-        let pose = CameraPose::from_rvec_tvec(fx.truth.camera.rvec, fx.truth.camera.tvec);
+        let pose = fx.truth.camera.pose();
         let review = review_frame(
             &frame,
             &board,

@@ -195,13 +195,7 @@ fn a_disc_on_a_partition_too_far_to_measure_its_height_is_placed_at_the_boards_a
 
 /// A committed scene of `fixtures/DIR` (`scenes` or `varied`) scored with its true pose: the fixture and the report.
 fn fixture_with_true_pose(dir: &str, name: &str) -> (boardcall::fixture::Fixture, boardcall::score::FrameReport) {
-    use boardcall::camera::CameraPose;
-    let f = boardcall::fixture::Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(dir).join(name)).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
-    let board = boardcall::board::Board::load(&f.truth.board).unwrap();
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
-    let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
-    (f, report)
+    common::scored_with_true_pose(&Path::new("fixtures").join(dir).join(name))
 }
 
 /// A circle too faint to propose a disc (a disc in a shadow, or the board's grain) that the outline fit accepts,

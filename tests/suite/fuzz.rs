@@ -144,7 +144,7 @@ fn mutated_frames_are_refused_or_scored_as_the_undamaged_frame() {
     for (k, name) in fixtures.iter().enumerate() {
         let f = Fixture::load(&root().join("fixtures/scenes").join(name)).unwrap();
         let board = Board::load(&f.truth.board).unwrap();
-        let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+        let pose = f.truth.camera.pose();
         let cfg = DetectorConfig { hole_model: false, ..Default::default() };
         let original_bytes = std::fs::read(f.image_path()).unwrap();
         let original_frame = Frame::from_bytes(&original_bytes, &f.image_path()).unwrap();
@@ -258,7 +258,7 @@ fn mutated_board_files_give_a_board_or_an_error() {
     let n = cases(1500);
     let mut m = Mutator::new(0xb0a4d);
     let f = Fixture::load(&root().join("fixtures/scenes/05-shuffleboard-22ft-line_edge")).unwrap();
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let pose = f.truth.camera.pose();
     let boards: Vec<Vec<u8>> = std::fs::read_dir(root().join("calibration/boards")).unwrap().map(|e| std::fs::read(e.unwrap().path()).unwrap()).collect();
     for i in 0..n {
         let bytes = m.mutate(&boards[i % boards.len()]);
@@ -287,7 +287,7 @@ fn mutated_camera_and_pose_files_give_a_camera_or_an_error() {
     let f = Fixture::load(&root().join("fixtures/scenes/40-yocu-4-plain")).unwrap();
     let camera = std::fs::read(f.dir.join("camera.yaml")).unwrap();
     let pose_path = dir.join("pose-source.yaml");
-    CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec).save(&pose_path, &[]).unwrap();
+    f.truth.camera.pose().save(&pose_path, &[]).unwrap();
     let pose = std::fs::read(&pose_path).unwrap();
     let reference = std::fs::read(root().join("fixtures/opencv-chessboard/left_intrinsics.yml")).unwrap();
     let sources = [camera, reference, pose];

@@ -64,13 +64,7 @@ fn a_washer_on_a_deeper_ground_is_off_and_its_sigma_covers_its_error() {
 /// the built-in depth it lay 4.6-5.3 mm off with a sigma of 0.1 mm).
 #[test]
 fn weights_in_a_deeper_gutter_are_off_and_their_sigma_covers_their_error() {
-    use boardcall::camera::CameraPose;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/varied/08-shuffleboard-22ft-gutter-end-brown");
-    let f = boardcall::fixture::Fixture::load(&dir).expect("fixture");
-    let frame = Frame::load(&f.image_path()).expect("frame");
-    let board = boardcall::board::Board::load(&f.truth.board).expect("built-in board");
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
-    let (report, _) = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).expect("scored");
+    let (f, report) = common::scored_with_true_pose(Path::new("fixtures/varied/08-shuffleboard-22ft-gutter-end-brown"));
     let in_gutter: Vec<_> = f.truth.pieces.iter().filter(|t| t.pose.top_z_mm < 0.0).collect();
     assert_eq!(in_gutter.len(), 2, "the fixture's two weights in the gutter");
     for t in in_gutter {

@@ -7,7 +7,6 @@ use crate::common;
 use common::Scratch;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
-use boardcall::camera::CameraPose;
 use boardcall::detect::DetectorConfig;
 use boardcall::fixture::Fixture;
 use boardcall::frame::Frame;
@@ -47,19 +46,16 @@ fn s(p: &Path) -> &str {
 /// The fixture's true pose, saved as a pose file in `dir`.
 fn pose_file(f: &Fixture, dir: &Path) -> PathBuf {
     let path = dir.join("pose.yaml");
-    CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec).save(&path, &[]).unwrap();
+    f.truth.camera.pose().save(&path, &[]).unwrap();
     path
 }
 
-fn truth_pose(f: &Fixture) -> CameraPose {
-    CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec)
-}
 
 /// Scores a frame with the fixture's true pose trusted (no check against the frame: only the frame's own honesty
 /// stands between a bad frame and a score).
 fn score_trusted(f: &Fixture, frame: &Frame) -> Result<boardcall::score::FrameReport, ScoreError> {
     let board = Board::load(&f.truth.board).unwrap();
-    score_frame(frame, &board, &f.camera, PoseInput::Trusted(truth_pose(f)), DetectorConfig::default(), FoulLine::Long).map(|(r, _)| r)
+    score_frame(frame, &board, &f.camera, PoseInput::Trusted(f.truth.camera.pose()), DetectorConfig::default(), FoulLine::Long).map(|(r, _)| r)
 }
 
 fn load(f: &Fixture) -> Frame {
@@ -452,7 +448,7 @@ mod poses {
     fn a_given_pose_the_frame_does_not_confirm_says_so() {
         let f = fixture(WASHER);
         let dir = scratch("given-pose");
-        let mut pose = truth_pose(&f);
+        let mut pose = f.truth.camera.pose();
         // The camera knocked 80 mm sideways.
         pose.translation[0] += 80.0;
         let path = dir.join("moved.yaml");

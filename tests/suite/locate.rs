@@ -71,10 +71,6 @@ fn errors(model: &BoardModel, cam: &Camera, truth: &CameraPose, got: &CameraPose
     e
 }
 
-fn truth_pose(f: &Fixture) -> CameraPose {
-    CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec)
-}
-
 /// No accepted pose may be further off than this, anywhere (px, mm): beyond it a
 /// pose would move calls, so the locator must refuse instead. (The bar
 /// of 1 px / 1 mm is met on every fixture not listed as a known shortfall.)
@@ -116,7 +112,7 @@ fn every_fixture_is_located_to_a_pixel_and_a_millimetre() {
         let name = f.dir.file_name().unwrap().to_string_lossy().into_owned();
         let outcome = match loc.run(&u) {
             Ok(found) => {
-                let e = errors(loc.model(), &f.camera, &truth_pose(f), &found.pose);
+                let e = errors(loc.model(), &f.camera, &f.truth.camera.pose(), &found.pose);
                 eprintln!(
                     "{name:40} {:.3} px {:.3} mm (worst {}) rms {:.3} px coverage {:.2} sigma {:.3} mm",
                     e.px, e.mm, e.worst, found.reprojection_rms_px, found.coverage, found.position_sigma_mm
@@ -138,7 +134,7 @@ fn every_fixture_is_located_to_a_pixel_and_a_millimetre() {
             Err(err) => {
                 match loc.last_candidate() {
                     Some(c) => {
-                        let e = errors(loc.model(), &f.camera, &truth_pose(f), &c);
+                        let e = errors(loc.model(), &f.camera, &f.truth.camera.pose(), &c);
                         eprintln!("{name:40} REFUSED: {err} (candidate {:.3} px {:.3} mm off)", e.px, e.mm);
                     }
                     None => eprintln!("{name:40} REFUSED: {err}"),
@@ -197,7 +193,7 @@ fn paint_over_board(f: &Fixture, grow_mm: f64, colour: f64) -> Frame {
     use opencv::core::{Point, Scalar, Vector};
     use opencv::imgproc;
     let board = Board::load(&f.truth.board).unwrap();
-    let truth = truth_pose(f);
+    let truth = f.truth.camera.pose();
     let (hw, len) = (board.surface.half_width() + grow_mm, board.surface.length_mm + grow_mm);
     // The outline, densely sampled so the lens's curvature is followed; clipped to points in front of the camera.
     let mut outline: Vector<Point> = Vector::new();
@@ -229,7 +225,7 @@ fn locate(f: &Fixture, frame: &Frame) -> Result<locate::BoardPose, LocateError> 
 fn locate_varied(name: &str) -> (locate::BoardPose, Errors) {
     let (f, frame, board) = scene_at(&Path::new("fixtures/varied").join(name));
     let found = locate(&f, &frame).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+    let e = errors(&BoardModel::new(&board), &f.camera, &f.truth.camera.pose(), &found.pose);
     (found, e)
 }
 
@@ -294,7 +290,7 @@ fn a_located_pose_given_back_from_its_file_is_confirmed_on_its_own_frame() {
 #[test]
 fn a_pose_whose_construction_is_another_boards_is_an_input_error() {
     let (f, frame, board) = scene_at(Path::new("fixtures/scenes/16-sjoelbak-plain"));
-    let mut given = locate::GivenPose::new(truth_pose(&f));
+    let mut given = locate::GivenPose::new(f.truth.camera.pose());
     given.construction.insert("gutter_width_mm".into(), 76.2);
     let mut und = Undistorter::new(f.camera, UndistortConfig::default()).unwrap();
     let e = Locator::new(&board, LocateConfig::default()).refine_from(&und.run(&frame).unwrap(), &given).unwrap_err();
@@ -327,7 +323,7 @@ fn each_edge_weighs_as_one_measurement_and_the_holes_hold_the_board() {
     let located = |alike: bool| {
         let cfg = LocateConfig { weigh_edges_alike: alike, ..LocateConfig::default() };
         let found = Locator::new(&board, cfg).run(&und).unwrap_or_else(|e| panic!("{name} (edges alike: {alike}): {e}"));
-        let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+        let e = errors(&BoardModel::new(&board), &f.camera, &f.truth.camera.pose(), &found.pose);
         (found, e)
     };
     let (found, alike) = located(true);
@@ -375,7 +371,7 @@ fn hand_picked_points_give_the_pose_and_a_mistyped_one_is_refused() {
     for f in one_per_board() {
         let board = Board::load(&f.truth.board).unwrap();
         let model = BoardModel::new(&board);
-        let truth = truth_pose(&f);
+        let truth = f.truth.camera.pose();
         let mut pts: Vec<locate::Correspondence> = visible_key_points(&model, &f.camera, &truth)
             .into_iter()
             .enumerate()
@@ -443,7 +439,7 @@ fn faint_end_with_grain(f: &Fixture, board: &Board) -> Frame {
     use opencv::core::{Point, Scalar, Vector};
     use opencv::imgproc;
     const GRAIN_MM: f64 = 8.0;
-    let truth = truth_pose(f);
+    let truth = f.truth.camera.pose();
     let (hw, len) = (board.surface.half_width(), board.surface.length_mm);
     let px = |x: f64, y: f64| truth.project(&f.camera, BoardPoint3::new(x, y, 0.0)).map(|p| Point::new(p.u.round() as i32, p.v.round() as i32)).unwrap();
     let frame = Frame::load(&f.image_path()).unwrap();
@@ -482,7 +478,7 @@ fn a_faint_far_end_with_grain_beside_it_is_located_within_the_reported_sigma() {
         // A refusal is honest here (the end may look like the surface going on); a located pose must be within its sigma.
         let Ok(found) = Locator::new(&board, LocateConfig::default()).run(&und.run(&frame).unwrap()) else { continue };
         located += 1;
-        let e = errors(&BoardModel::new(&board), &f.camera, &truth_pose(&f), &found.pose);
+        let e = errors(&BoardModel::new(&board), &f.camera, &f.truth.camera.pose(), &found.pose);
         assert!(e.mm <= SIGMA_COVERAGE * found.position_sigma_mm, "{name}: {:.3} mm off, sigma {:.3} mm", e.mm, found.position_sigma_mm);
     }
     assert!(located >= names.len() - 1, "only {located} of {} located", names.len());

@@ -257,7 +257,6 @@ fn footprint_sigma_covers_the_error_on_the_varied_tables() {
 
 mod bad_input {
     use boardcall::board::Board;
-    use boardcall::camera::CameraPose;
     use boardcall::detect::DetectorConfig;
     use boardcall::fixture::Fixture;
     use boardcall::frame::{Frame, FrameError};
@@ -312,7 +311,7 @@ mod bad_input {
         // The camera's saved pose is right, but the board is covered (a cloth,
         // the floor): checking the pose against the frame must refuse.
         let f = fixture("00-shuffleboard-22ft-plain");
-        let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+        let pose = f.truth.camera.pose();
         let e = score(&f, &floor_like(&f), PoseInput::Given(boardcall::locate::GivenPose::new(pose))).unwrap_err();
         assert!(matches!(&e, ScoreError::Locate(l) if l.is_refusal()), "{e}");
     }

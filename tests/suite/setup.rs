@@ -2,6 +2,7 @@
 //! reprojection against the truth, automatically and from four typed points, and refusals where a frame cannot
 //! fix the camera.
 
+use crate::common;
 use boardcall::board::Board;
 use boardcall::camera::{Camera, CameraPose, LensModel};
 use boardcall::fixture::Fixture;
@@ -19,14 +20,8 @@ const POINTS_FOCAL: f64 = 0.05;
 const POINTS_PX: f64 = 2.0;
 
 fn fixture(dir: &str) -> (Fixture, Board, Frame) {
-    let f = Fixture::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)).unwrap();
-    let board = Board::load(&f.truth.board).unwrap();
-    let frame = Frame::load(&f.image_path()).unwrap();
+    let (f, frame, board) = common::scene_at(Path::new(dir));
     (f, board, frame)
-}
-
-fn truth_pose(f: &Fixture) -> CameraPose {
-    CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec)
 }
 
 /// The board's key points (surface corners, line ends, hole centres) the true camera sees in the frame.
@@ -77,7 +72,7 @@ fn typed_points(board: &Board, cam: &Camera, pose: &CameraPose) -> Vec<Correspon
 
 fn check(dir: &str, cfg: SetupConfig, typed: bool, max_focal: f64, max_px: f64) {
     let (f, board, frame) = fixture(dir);
-    let (cam, truth) = (f.camera, truth_pose(&f));
+    let (cam, truth) = (f.camera, f.truth.camera.pose());
     let points = typed.then(|| typed_points(&board, &cam, &truth));
     let est = setup::setup(&board, std::slice::from_ref(&frame), points.as_deref(), &cfg).unwrap();
     let focal_err = (est.camera.fx - cam.fx).abs() / cam.fx;
@@ -114,7 +109,7 @@ fn points_seen_square_on_do_not_fix_the_focal_length() {
 #[test]
 fn typed_points_need_exactly_one_frame() {
     let (f, board, frame) = fixture("fixtures/scenes/33-holeyboard-plain");
-    let pts = typed_points(&board, &f.camera, &truth_pose(&f));
+    let pts = typed_points(&board, &f.camera, &f.truth.camera.pose());
     let err = setup::setup(&board, &[frame.clone(), frame], Some(&pts), &SetupConfig::default()).unwrap_err();
     assert!(matches!(err, SetupError::PointsNeedOneFrame { frames: 2 }), "{err}");
     assert!(matches!(setup::setup(&board, &[], None, &SetupConfig::default()).unwrap_err(), SetupError::NoFrames));
@@ -149,7 +144,7 @@ fn check_frames(set: &str, given: &[usize], cfg: SetupConfig, max_focal: f64, ma
     assert_eq!(est.poses.len(), est.frames_used.len());
     for (pose, &k) in est.poses.iter().zip(&est.frames_used) {
         let (f, board, _) = &loaded[k];
-        let px = visible(board, &cam, &truth_pose(f))
+        let px = visible(board, &cam, &f.truth.camera.pose())
             .into_iter()
             .map(|(p, px)| pose.pose.project(&est.camera, p).map_or(f64::INFINITY, |q| q.distance(px)))
             .fold(0.0, f64::max);
@@ -236,7 +231,7 @@ fn a_brown_lens_is_set_up_from_three_frames() {
 #[test]
 fn a_given_focal_length_is_held_and_typed_points_give_the_pose() {
     let (f, board, frame) = fixture("fixtures/scenes/33-holeyboard-plain");
-    let (cam, truth) = (f.camera, truth_pose(&f));
+    let (cam, truth) = (f.camera, f.truth.camera.pose());
     let cfg = SetupConfig { distortion: false, focal_px: Some(cam.fx), ..SetupConfig::default() };
     let pts = typed_points(&board, &cam, &truth);
     let est = setup::setup(&board, std::slice::from_ref(&frame), Some(&pts), &cfg).unwrap();

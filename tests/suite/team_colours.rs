@@ -6,7 +6,6 @@
 use crate::common;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
-use boardcall::camera::CameraPose;
 use boardcall::detect::{bgr_to_hsv, DetectorConfig, TeamSpec, TeamsSource};
 use boardcall::fixture::Fixture;
 use boardcall::frame::Frame;
@@ -77,7 +76,7 @@ fn score(cfg: DetectorConfig) -> FrameReport {
 
 fn score_scene((frame, f): &(Frame, Fixture), cfg: DetectorConfig) -> FrameReport {
     let board = Board::load(&f.truth.board).unwrap();
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let pose = f.truth.camera.pose();
     score_frame(frame, &board, &f.camera, PoseInput::Trusted(pose), cfg, FoulLine::Long).unwrap().0
 }
 
@@ -324,7 +323,7 @@ colour = { hue_deg = 270.0, hue_tolerance_deg = 20.0, min_saturation = 0.25, min
     let board = Board::from_toml(&format!("{nominal}\n{teams}"), "test").unwrap();
     // The file's teams survive a round trip through board-file TOML.
     assert_eq!(Board::from_toml(&board.to_toml(), "again").unwrap().teams, board.teams);
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let pose = f.truth.camera.pose();
     let report = score_frame(frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
     assert_eq!(report.teams_source, TeamsSource::Given);
     every_piece_read(&report);

@@ -4,7 +4,6 @@
 //! would give; the rest are learned from each frame.
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
-use boardcall::camera::CameraPose;
 use boardcall::detect::{hue_distance, DetectorConfig, TeamsSource};
 use boardcall::eval::{run_fixture, PoseSource};
 use boardcall::fixture::{list, Fixture, PIECES_FILE, SCENE_FILE};
@@ -38,7 +37,7 @@ fn fixture(name: &str) -> Fixture {
 fn score(f: &Fixture) -> FrameReport {
     let frame = Frame::load(&f.image_path()).unwrap();
     let board = Board::load(&f.truth.board).unwrap();
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let pose = f.truth.camera.pose();
     score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0
 }
 

@@ -8,7 +8,6 @@
 use crate::common;
 use boardcall::board::Board;
 use boardcall::calls::FoulLine;
-use boardcall::camera::CameraPose;
 use boardcall::detect::DetectorConfig;
 use boardcall::fixture::Fixture;
 use boardcall::frame::Frame;
@@ -36,7 +35,7 @@ fn scored(tag: &str, edit: impl Fn(&mut LoadedScene)) -> (FrameReport, impl Fn(&
     boardcall::render::render(&ls, 2).save(&path).unwrap();
     let f = Fixture::load(&dir).unwrap();
     let board = Board::load(&f.truth.board).unwrap();
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let pose = f.truth.camera.pose();
     let frame = Frame::load(&path).unwrap();
     let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
     (report, at)
@@ -116,7 +115,7 @@ fn a_pale_washer_under_another_in_a_cup_is_placed_and_flagged() {
 /// A committed scene of `fixtures/varied` scored with its true pose: the fixture, its board and the report.
 fn varied_with_true_pose(name: &str) -> (Fixture, Board, FrameReport) {
     let (f, frame, board) = common::scene_at(&Path::new("fixtures/varied").join(name));
-    let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+    let pose = f.truth.camera.pose();
     let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
     (f, board, report)
 }
@@ -164,7 +163,7 @@ fn a_cups_floor_in_view_tells_an_empty_cup_from_one_holding_a_washer() {
     use opencv::prelude::MatTraitConstManual;
     let detector_and_view = |name: &str| {
         let (f, frame, board) = common::scene_at(&Path::new("fixtures/varied").join(name));
-        let pose = CameraPose::from_rvec_tvec(f.truth.camera.rvec, f.truth.camera.tvec);
+        let pose = f.truth.camera.pose();
         let det = Detector::new(DetectorConfig::default(), &board, &f.camera, &pose).unwrap();
         let bytes = frame.image().data_bytes().unwrap().to_vec();
         (det, board, frame.width() as usize, frame.height() as usize, bytes)

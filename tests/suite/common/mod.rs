@@ -3,6 +3,9 @@
 use boardcall::board::Board;
 use boardcall::fixture::Fixture;
 use boardcall::frame::Frame;
+use boardcall::calls::FoulLine;
+use boardcall::detect::DetectorConfig;
+use boardcall::score::{score_frame, FrameReport, PoseInput};
 use std::path::Path;
 
 /// A scratch folder removed when the test ends (kept as a path for the calls that take one).
@@ -26,4 +29,12 @@ pub fn scene_at(rel: &Path) -> (Fixture, Frame, Board) {
     let frame = Frame::load(&f.image_path()).unwrap();
     let board = Board::load(&f.truth.board).unwrap();
     (f, frame, board)
+}
+
+/// A scene (its folder relative to the repository root) scored with its true pose and the default detector: the
+/// fixture and the report.
+pub fn scored_with_true_pose(rel: &Path) -> (Fixture, FrameReport) {
+    let (f, frame, board) = scene_at(rel);
+    let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(f.truth.camera.pose()), DetectorConfig::default(), FoulLine::Long).expect("scored").0;
+    (f, report)
 }
