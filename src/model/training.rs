@@ -259,11 +259,12 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
     let mut patches: Vec<f32> = Vec::new();
     let mut csv = String::from("scene,name,recipe,board,hole,red_leaners,blue_leaners,red_flat,blue_flat,jitter_x_mm,jitter_y_mm\n");
     let mut sum = TrainingSummary::default();
-    let mut round = 0u64;
-    while sum.scenes < cfg.scenes {
+    for round in 0u64.. {
+        if sum.scenes >= cfg.scenes {
+            break;
+        }
         let set_seed = hash(cfg.seed ^ hash(round));
         let recipe = cfg.recipe.of_round(round);
-        round += 1;
         // Never a committed set's own scenes: the fixtures measure the model.
         if set_seed == DEFAULT_SEED || set_seed == VARIED_SEED {
             continue;
@@ -279,7 +280,7 @@ pub fn write_training_set(cfg: &TrainingConfig, out_dir: &Path, mut progress: im
             let mut rng = Pcg64::seed_from_u64(hash(set_seed ^ hash(sum.scenes as u64 + 1)));
             let mut scene = planned.scene.scene.clone();
             add_hole_states(&planned.scene.board, &mut scene.pieces, &scene.camera.intrinsics, &planned.scene.pose, &mut rng);
-            let name = format!("{:03}-{}", round - 1, planned.name);
+            let name = format!("{round:03}-{}", planned.name);
             let ls = scene.validate(&name).map_err(RenderError::from)?;
             let img = crate::render::render(&ls, cfg.threads);
             // The fixtures are JPEGs: train on the same artefacts.

@@ -195,7 +195,8 @@ fn a_disc_on_a_partition_too_far_to_measure_its_height_is_placed_at_the_boards_a
 
 /// A committed scene of `fixtures/DIR` (`scenes` or `varied`) scored with its true pose: the fixture and the report.
 fn fixture_with_true_pose(dir: &str, name: &str) -> (boardcall::fixture::Fixture, boardcall::score::FrameReport) {
-    common::scored_with_true_pose(&Path::new("fixtures").join(dir).join(name))
+    let (f, _, report) = common::scored_with_true_pose(&Path::new("fixtures").join(dir).join(name));
+    (f, report)
 }
 
 /// A circle too faint to propose a disc (a disc in a shadow, or the board's grain) that the outline fit accepts,

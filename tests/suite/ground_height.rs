@@ -64,7 +64,7 @@ fn a_washer_on_a_deeper_ground_is_off_and_its_sigma_covers_its_error() {
 /// the built-in depth it lay 4.6-5.3 mm off with a sigma of 0.1 mm).
 #[test]
 fn weights_in_a_deeper_gutter_are_off_and_their_sigma_covers_their_error() {
-    let (f, report) = common::scored_with_true_pose(Path::new("fixtures/varied/08-shuffleboard-22ft-gutter-end-brown"));
+    let (f, _, report) = common::scored_with_true_pose(Path::new("fixtures/varied/08-shuffleboard-22ft-gutter-end-brown"));
     let in_gutter: Vec<_> = f.truth.pieces.iter().filter(|t| t.pose.top_z_mm < 0.0).collect();
     assert_eq!(in_gutter.len(), 2, "the fixture's two weights in the gutter");
     for t in in_gutter {

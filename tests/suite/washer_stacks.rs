@@ -114,10 +114,7 @@ fn a_pale_washer_under_another_in_a_cup_is_placed_and_flagged() {
 
 /// A committed scene of `fixtures/varied` scored with its true pose: the fixture, its board and the report.
 fn varied_with_true_pose(name: &str) -> (Fixture, Board, FrameReport) {
-    let (f, frame, board) = common::scene_at(&Path::new("fixtures/varied").join(name));
-    let pose = f.truth.camera.pose();
-    let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(pose), DetectorConfig::default(), FoulLine::Long).unwrap().0;
-    (f, board, report)
+    common::scored_with_true_pose(&Path::new("fixtures/varied").join(name))
 }
 
 /// The washer `id` of the fixture's truth, read where it lies on a cup's floor (within a few mm: the template's

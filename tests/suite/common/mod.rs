@@ -1,10 +1,10 @@
 //! Helpers shared by the integration tests.
 
 use boardcall::board::Board;
-use boardcall::fixture::Fixture;
-use boardcall::frame::Frame;
 use boardcall::calls::FoulLine;
 use boardcall::detect::DetectorConfig;
+use boardcall::fixture::Fixture;
+use boardcall::frame::Frame;
 use boardcall::score::{score_frame, FrameReport, PoseInput};
 use std::path::Path;
 
@@ -32,9 +32,9 @@ pub fn scene_at(rel: &Path) -> (Fixture, Frame, Board) {
 }
 
 /// A scene (its folder relative to the repository root) scored with its true pose and the default detector: the
-/// fixture and the report.
-pub fn scored_with_true_pose(rel: &Path) -> (Fixture, FrameReport) {
+/// fixture, its board and the report.
+pub fn scored_with_true_pose(rel: &Path) -> (Fixture, Board, FrameReport) {
     let (f, frame, board) = scene_at(rel);
     let report = score_frame(&frame, &board, &f.camera, PoseInput::Trusted(f.truth.camera.pose()), DetectorConfig::default(), FoulLine::Long).expect("scored").0;
-    (f, report)
+    (f, board, report)
 }
