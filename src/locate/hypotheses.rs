@@ -79,37 +79,14 @@ impl Locator {
 
     /// Every hypothesis from `lines` (longest first) and the poses read from
     /// the holes (`from_holes`, a reading of their own beside the cross line's),
-    /// the best scored exactly, best first.
-    pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine], from_holes: &[CameraPose]) -> Vec<Hypothesis> {
+    /// the best scored exactly, best first; with `sides_alone`, where no three
+    /// lines give a pose, the sides alone do ([`Locator::side_poses`]).
+    pub(super) fn hypotheses(&mut self, cam: &Camera, lines: &[ImageLine], from_holes: &[CameraPose], sides_alone: bool) -> Vec<Hypothesis> {
         // Built with the frame's gradients ([`Locator::run`]).
         let map = std::mem::take(&mut self.edge_map);
-        let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
-        let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
         // Every pose the lines give, with the reading of its cross line.
         let mut poses: Vec<(CameraPose, usize)> = Vec::new();
-        for ladder in &self.model.ladders {
-            for (i, a) in sides.iter().enumerate() {
-                for (j, b) in sides.iter().enumerate() {
-                    if i == j {
-                        continue;
-                    }
-                    for (k, c) in crosses.iter().enumerate() {
-                        if k == i || k == j || !spans_between(a, b, c) {
-                            continue;
-                        }
-                        for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
-                            let Some(pose) = pose_from_lines(cam, a, b, c, ladder.half_width_mm, y, ladder.z_mm) else { continue };
-                            // The board normal in camera coordinates is the rotation's third column;
-                            // looking down on the board it points back at the camera (-z).
-                            if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
-                                continue;
-                            }
-                            poses.push((pose, yi));
-                        }
-                    }
-                }
-            }
-        }
+        self.poses_from_lines(cam, lines, &mut poses);
         // Where no line across the board gives a pose (an end the colour of the floor beyond it, a gate bar's and
         // compartments' edges broken into pieces shorter than a line), the sides alone give the board up to its roll
         // about them and where it lies along them: both are searched, as a reading of their own.
@@ -119,7 +96,7 @@ impl Locator {
         // near-overhead view leaves a few degrees off until refined: external y4_01).
         // The sides' poses, one after it.
         let hole_reading = self.model.ladders.iter().map(|l| l.cross_lines_mm.len()).max().unwrap_or(0);
-        let sides_only = poses.is_empty() && from_holes.is_empty();
+        let sides_only = sides_alone && poses.is_empty() && from_holes.is_empty();
         if sides_only {
             poses.extend(self.side_poses(cam, lines).into_iter().map(|p| (p, hole_reading + 1)));
         }
@@ -148,6 +125,37 @@ impl Locator {
         let mut hyps: Vec<Hypothesis> = self.in_parallel(&kept, exact_score).into_iter().flatten().collect();
         hyps.sort_by(|a, b| b.0.total_cmp(&a.0));
         hyps
+    }
+
+    /// The poses every two lines of `lines` as a ladder's sides and a third as one of its cross lines give (the
+    /// [`SIDE_CANDIDATES`] longest as sides, the [`CROSS_CANDIDATES`] longest as cross lines), each with the reading
+    /// of its cross line, added to `poses`.
+    fn poses_from_lines(&self, cam: &Camera, lines: &[ImageLine], poses: &mut Vec<(CameraPose, usize)>) {
+        let sides = &lines[..lines.len().min(SIDE_CANDIDATES)];
+        let crosses = &lines[..lines.len().min(CROSS_CANDIDATES)];
+        for ladder in &self.model.ladders {
+            for (i, a) in sides.iter().enumerate() {
+                for (j, b) in sides.iter().enumerate() {
+                    if i == j {
+                        continue;
+                    }
+                    for (k, c) in crosses.iter().enumerate() {
+                        if k == i || k == j || !spans_between(a, b, c) {
+                            continue;
+                        }
+                        for (yi, &y) in ladder.cross_lines_mm.iter().enumerate() {
+                            let Some(pose) = pose_from_lines(cam, a, b, c, ladder.half_width_mm, y, ladder.z_mm) else { continue };
+                            // The board normal in camera coordinates is the rotation's third column;
+                            // looking down on the board it points back at the camera (-z).
+                            if -pose.rotation[2][2] < MAX_TILT_DEG.to_radians().cos() {
+                                continue;
+                            }
+                            poses.push((pose, yi));
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -1,11 +1,28 @@
 //! Straight image lines (found at one or more pyramid levels) and the closed-form pose hypotheses read from two sides and a cross line.
 
 use super::*;
+use opencv::core::Vec4f;
+use opencv::ximgproc::{self, FastLineDetectorTrait};
 
 /// Most pyramid levels lines are found at (each half the previous one's size).
 const MAX_LINE_LEVELS: u32 = 4;
 /// `HoughLinesP`'s largest gap within one segment, px of its level.
 const HOUGH_MAX_GAP_PX: f64 = 3.0;
+
+/// Largest distance of an edge pixel from the line being traced along its chain
+/// (OpenCV `FastLineDetector`), px: a diagonal pixel, OpenCV's own default. A long
+/// edge whose Canny trace wanders a pixel either way (wood grain beside it) stays one
+/// line; a corner or a curve ends it.
+const TRACE_MAX_DEVIATION_PX: f32 = std::f32::consts::SQRT_2;
+
+/// A frame's long straight lines, two ways from the same Canny edges ([`LineFinder::find`]).
+pub(super) struct FoundLines {
+    /// `HoughLinesP` segments at each pyramid level, merged: the search's lines.
+    pub(super) segments: Vec<ImageLine>,
+    /// The edge chains at full resolution traced into straight lines (`FastLineDetector`), merged: searched where
+    /// the segments' hypotheses give no reading that passes the verdict ([`Locator::run`]).
+    pub(super) traced: Vec<ImageLine>,
+}
 
 /// Finds a frame's long straight lines, at one or more pyramid levels
 /// ([`LocateConfig::line_levels`]). At full resolution fine texture crossing a
@@ -13,7 +30,11 @@ const HOUGH_MAX_GAP_PX: f64 = 3.0;
 /// or two aside wherever it meets it, and `HoughLinesP`, following a one-pixel
 /// corridor, breaks the edge into pieces too short to count; at half resolution
 /// the texture is blurred away and the step between two surfaces remains. Thin
-/// painted lines and short edges are found at full resolution. Owns its scratch images.
+/// painted lines and short edges are found at full resolution. The full
+/// resolution's edges are also traced chain by chain (OpenCV's `FastLineDetector`),
+/// which follows such an edge through its pixel of waviness: varied scenes 00 and
+/// 02 (a wood surface against a grey gutter) have their long sides only that way.
+/// Owns its scratch images.
 #[derive(Default)]
 pub(super) struct LineFinder {
     level: Mat,
@@ -30,6 +51,9 @@ pub(super) struct LineFinder {
     edges_full: Mat,
     /// Each segment found, in full-image pixels, with its pyramid level.
     found: Vec<([f64; 4], u32)>,
+    /// The full-resolution edges' chains traced into segments, px.
+    traced: Vector<Vec4f>,
+    traced_found: Vec<([f64; 4], u32)>,
 }
 
 impl LineFinder {
@@ -49,9 +73,12 @@ impl LineFinder {
     /// [`BLUR_SIGMA_PX`], [`derivatives`]; `keep` where that is clear of the
     /// undistortion's fill: [`clear_of_fill`]), best supported first: segments at
     /// least `min_len_px` long at each of the first `levels` levels (at least
-    /// one, at most [`MAX_LINE_LEVELS`]), in full-image pixels, merged.
-    pub(super) fn find(&mut self, und: &Undistorted, (dx, dy): (&Mat, &Mat), keep: &Mat, min_len_px: f64, levels: u32) -> Result<Vec<ImageLine>, LocateError> {
+    /// one, at most [`MAX_LINE_LEVELS`]), in full-image pixels, merged; and
+    /// apart from them the full resolution's edge chains traced into lines at
+    /// least as long, merged likewise.
+    pub(super) fn find(&mut self, und: &Undistorted, (dx, dy): (&Mat, &Mat), keep: &Mat, min_len_px: f64, levels: u32) -> Result<FoundLines, LocateError> {
         self.found.clear();
+        self.traced_found.clear();
         for level in 0..levels.clamp(1, MAX_LINE_LEVELS) {
             // Level 0 is the frame itself; each further level halves the previous one.
             if level == 1 {
@@ -97,11 +124,31 @@ impl LineFinder {
             cv("hough", imgproc::hough_lines_p(&self.edges, &mut self.segments, 1.0, std::f64::consts::PI / 360.0, (len / 2.0) as i32, len, HOUGH_MAX_GAP_PX))?;
             // A pixel of a pyramid level is centred on full-image pixel `scale * x`.
             self.found.extend(self.segments.iter().map(|s| ([s[0], s[1], s[2], s[3]].map(|v| f64::from(v) * scale), level)));
+            if level == 0 {
+                // Last at this level: the tracer clears the edge pixels it has traced.
+                trace_segments(&mut self.edges, min_len_px, &mut self.traced, &mut self.traced_found)?;
+            }
         }
-        let mut lines = merge_segments(&self.found);
-        lines.sort_by(|a, b| b.support_px.total_cmp(&a.support_px));
-        Ok(lines)
+        let merged = |found: &[([f64; 4], u32)]| {
+            let mut lines = merge_segments(found);
+            lines.sort_by(|a, b| b.support_px.total_cmp(&a.support_px));
+            lines
+        };
+        Ok(FoundLines { segments: merged(&self.found), traced: merged(&self.traced_found) })
     }
+}
+
+/// The straight stretches of `edges`' chains at least `min_len_px` long (OpenCV's `FastLineDetector` on the edges
+/// themselves: aperture 0, no Canny of its own, its thresholds unused but asserted positive), each within
+/// [`TRACE_MAX_DEVIATION_PX`] of its chain, added to `out` (level 0); `scratch`: the detector's output. The detector
+/// clears the pixels it traces from `edges`, in place.
+fn trace_segments(edges: &mut Mat, min_len_px: f64, scratch: &mut Vector<Vec4f>, out: &mut Vec<([f64; 4], u32)>) -> Result<(), LocateError> {
+    let min_len = (min_len_px.floor() as i32).max(1);
+    let mut tracer = cv("trace", ximgproc::create_fast_line_detector(min_len, TRACE_MAX_DEVIATION_PX, CANNY_LOW, CANNY_HIGH, 0, false))?;
+    cv("trace", tracer.detect(&*edges, scratch))?;
+    let long = |s: &[f64; 4]| (s[2] - s[0]).hypot(s[3] - s[1]) >= min_len_px;
+    out.extend(scratch.iter().map(|s| ([s[0], s[1], s[2], s[3]].map(f64::from), 0)).filter(|(s, _)| long(s)));
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -289,4 +336,47 @@ pub(super) fn pose_from_lines(cam: &Camera, side_pos: &ImageLine, side_neg: &Ima
     // The ladder's plane is z = `z`: the board origin lies `z` below it.
     let t = sub3(sub3(sub3(pa, scale3(dx, hw)), scale3(dy, y_c)), scale3(dz, z));
     Some(CameraPose { rotation, translation: t })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long edge whose pixels step between two rows every few to few tens of pixels (wood grain beside it pulls
+    /// its Canny trace so): `HoughLinesP`, with the locator's own settings, finds it only in pieces (none spanning
+    /// half of it); traced along its chain it is one line, on the two rows' middle to a tenth of a pixel over its
+    /// length.
+    #[test]
+    fn a_wavy_edge_is_one_traced_line_where_hough_breaks_it() {
+        let (w, h) = (640, 200);
+        let mut edges = Mat::new_rows_cols_with_default(h, w, opencv::core::CV_8UC1, Scalar::all(0.0)).unwrap();
+        let (x0, x1) = (20, 620);
+        // Runs on rows 100 and 101 in turn, of irregular lengths.
+        let (mut x, mut row) = (x0, 100);
+        for run in [7, 23, 13, 31, 5, 17, 29, 11, 37, 19].iter().cycle() {
+            for xx in x..(x + run).min(x1) {
+                *edges.at_2d_mut::<u8>(row, xx).unwrap() = 255;
+            }
+            x += run;
+            row = 201 - row;
+            if x >= x1 {
+                break;
+            }
+        }
+        let min_len = 65.0;
+        let mut segs = Vector::<Vec4i>::new();
+        imgproc::hough_lines_p(&edges, &mut segs, 1.0, std::f64::consts::PI / 360.0, (min_len / 2.0) as i32, min_len, HOUGH_MAX_GAP_PX).unwrap();
+        let longest_hough = segs.iter().map(|s| f64::from(s[2] - s[0]).hypot(f64::from(s[3] - s[1]))).fold(0.0, f64::max);
+        assert!(longest_hough < 0.5 * f64::from(x1 - x0), "Hough found {longest_hough:.0} px of it in one piece");
+        let (mut scratch, mut found) = (Vector::new(), Vec::new());
+        trace_segments(&mut edges, min_len, &mut scratch, &mut found).unwrap();
+        let lines = merge_segments(&found);
+        let line = lines.iter().max_by(|a, b| a.support_px.total_cmp(&b.support_px)).expect("a line");
+        assert!(line.support_px > 0.9 * f64::from(x1 - x0), "traced {:.0} px of {}", line.support_px, x1 - x0);
+        // Where the line crosses each end of the edge: between the two rows.
+        for x in [f64::from(x0), f64::from(x1)] {
+            let y = -(line.l[0] * x + line.l[2]) / line.l[1];
+            assert!((y - 100.5).abs() < 0.1, "at x = {x}: y = {y:.3}");
+        }
+    }
 }

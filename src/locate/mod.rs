@@ -4,7 +4,12 @@
 //! 1. **Lines.** Canny edges and `HoughLinesP` segments on the undistorted
 //!    image (and, with [`LocateConfig::line_levels`], on its half-resolution
 //!    level, where fine texture no longer breaks a long edge), merged into
-//!    long straight lines.
+//!    long straight lines; and apart from them the same edges' chains traced
+//!    into straight lines (OpenCV's `FastLineDetector`), which follow a long
+//!    edge through the pixel of waviness wood grain gives it, where
+//!    `HoughLinesP`'s one-pixel corridor breaks it into pieces. The traced
+//!    lines' hypotheses are searched (steps 2 and 3) only where none of the
+//!    segments' gives a reading that passes the verdict.
 //! 2. **Hypotheses.** Every ordered pair of long lines is tried as the two long
 //!    sides of the playing surface (`x = +w/2`, `x = -w/2`) and every other line as
 //!    one of the board's cross lines (the end edges, a shuffleboard's stripe
@@ -436,6 +441,9 @@ struct Refined {
     /// Whether the surface's sides have a band of another colour just inside them (the surface-inside check,
     /// [`Locator::surface_inside_share`], fails): the sides read on an outline of the construction further out.
     sides_outside_surface: bool,
+    /// A rules-fixed foot of an upright face (a partition's side, the gate bar's) that confirms while the face's
+    /// top, seen at length, shows nowhere above it: the edge found is a shadow's, not the foot ([`Locator::check`]).
+    foot_without_top: Option<String>,
     /// The mean image position (px) of the samples where the rules-fixed identifying features (lines, holes,
     /// gate openings) confirm the pose: the part of the board a reading is surest of.
     identified_at: Option<[f64; 2]>,

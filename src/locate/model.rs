@@ -143,6 +143,27 @@ pub struct BoardModel {
     pub clear_spans_mm: Vec<(f64, f64)>,
     /// The construction dimensions fitted with the pose (at most [`MAX_PARAMS`]).
     pub params: Vec<ConstructionParam>,
+    /// For each edge that is the foot of an upright face, the top edge of that
+    /// face (the foot moved across the face), if the model has it.
+    pub tops_of_feet: Vec<Option<usize>>,
+}
+
+/// Each foot's top: the edge whose endpoints are the foot's moved across its face
+/// (either way round), at the nominal construction.
+fn tops_of_feet(edges: &[ModelEdge]) -> Vec<Option<usize>> {
+    let near = |p: BoardPoint3, q: [f64; 3]| (p.x_mm - q[0]).abs() < 1e-6 && (p.y_mm - q[1]).abs() < 1e-6 && (p.z_mm - q[2]).abs() < 1e-6;
+    let shift = |p: BoardPoint3, d: [f64; 3]| [p.x_mm + d[0], p.y_mm + d[1], p.z_mm + d[2]];
+    edges
+        .iter()
+        .map(|foot| {
+            let (EdgeShape::Segment { a, b }, Some(d)) = (foot.shape, foot.face_across_mm.filter(|_| foot.is_foot())) else { return None };
+            let (ta, tb) = (shift(a, d), shift(b, d));
+            edges.iter().position(|e| match e.shape {
+                EdgeShape::Segment { a: ea, b: eb } => e.face_across_mm.is_some_and(|u| u[2] < 0.0) && ((near(ea, ta) && near(eb, tb)) || (near(ea, tb) && near(eb, ta))),
+                EdgeShape::Circle { .. } => false,
+            })
+        })
+        .collect()
 }
 
 /// Clearance kept around every modelled feature when looking for unexplained lines, mm.
@@ -406,7 +427,8 @@ impl BoardModel {
             }
         }
         debug_assert!(params.len() <= MAX_PARAMS);
-        BoardModel { edges, ladders, occluders, key_points, clear_spans_mm: clear_spans(len, blocked), params }
+        let tops_of_feet = tops_of_feet(&edges);
+        BoardModel { edges, ladders, occluders, key_points, clear_spans_mm: clear_spans(len, blocked), params, tops_of_feet }
     }
 
     /// Segment `a`-`b` of `edge` with the construction parameters `cons` mm off

@@ -254,6 +254,7 @@ mod tests {
             phantom_line_mm: None,
             unconfirmed: None,
             sides_outside_surface: false,
+            foot_without_top: None,
             identified_at: None,
             evidence: Vec::new(),
         }

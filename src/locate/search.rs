@@ -33,45 +33,38 @@ impl Locator {
         let pairings = holes::pairings(&ellipses, &self.holes);
         let starts = holes::distinct(self.in_parallel(&pairings, |me, _, p| p.start(&cam, &ellipses, &me.holes)).into_iter().flatten());
         let from_holes = holes::hole_poses(self.in_parallel(&starts, |me, _, f| f.solve(&cam, &ellipses, &me.holes)));
-        if lines.len() < 3 && from_holes.is_empty() {
-            return Err(LocateError::NotFound { reason: format!("only {} straight edges in the image; the board's sides and an end or line are needed", lines.len()) });
+        let most = lines.segments.len().max(lines.traced.len());
+        if most < 3 && from_holes.is_empty() {
+            return Err(LocateError::NotFound { reason: format!("only {most} straight edges in the image; the board's sides and an end or line are needed") });
         }
-        let hyps = self.hypotheses(&cam, &lines, &from_holes);
-        self.lines = lines;
+        let hyps = self.hypotheses(&cam, &lines.segments, &from_holes, true);
+        self.lines = lines.segments;
         // Refine the best distinct hypotheses a batch at a time, until one passes
         // the verdict: a frame whose first hypotheses are all wrong readings (the
         // lines' score favours long straight edges off the board) gets further ones.
         let mut tried: Vec<CameraPose> = Vec::new();
-        let mut refined: Vec<Refined> = Vec::new();
         let mut seen = StartsSeen::default();
-        for _ in 0..MAX_START_BATCHES {
-            let starts = self.pick_starts(&cam, &hyps, &tried);
-            if starts.is_empty() {
-                break;
-            }
-            tried.extend(&starts);
-            refined.extend(self.refine_starts(&cam, &starts, &mut seen));
-            if refined.iter().any(|r| self.check(r).is_ok()) {
-                break;
-            }
+        let refined = self.refine_batches(&cam, &hyps, &mut tried, &mut seen);
+        let (mut good, mut bad) = self.passing(&cam, refined, &mut seen);
+        // None passes: the hypotheses of the traced lines, which keep whole the long edges that Hough breaks
+        // ([`LineFinder`]), a search of their own (not mixed with the segments': where both find an edge they find
+        // it a pixel apart, and the readings the segments' search reaches are its own). Only then, so that a frame
+        // the segments locate costs nothing more, and is read as before.
+        if good.is_empty() && !lines.traced.is_empty() {
+            let hyps = self.hypotheses(&cam, &lines.traced, &[], false);
+            let refined = self.refine_batches(&cam, &hyps, &mut tried, &mut seen);
+            let (more_good, more_bad) = self.passing(&cam, refined, &mut seen);
+            good = more_good;
+            bad.extend(more_bad);
+            bad.sort_by(|a, b| b.score.total_cmp(&a.score));
         }
         if tried.is_empty() {
             return Err(LocateError::NotFound {
                 reason: format!(
                     "no arrangement of the {} straight edges found fits the board's sides and a line across it (an end, a painted line, a gate bar or a wall across the board must show as a straight edge at least {min_len:.0} px long: an end the colour of what lies beyond it, or one broken by pieces or partitions, does not)",
-                    self.lines.len()
+                    self.lines.len().max(lines.traced.len())
                 ),
             });
-        }
-        refined.sort_by(|a, b| b.score.total_cmp(&a.score));
-        // Candidates that pass every check on their own compete; the rest only explain a refusal.
-        let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
-        if good.is_empty() {
-            // The best reading may have taken an outline of the construction further out for the surface's sides.
-            if let Some(r) = bad.first().filter(|r| r.sides_outside_surface) {
-                let (pose, at) = (r.pose, r.identified_at);
-                good.extend(self.inward_refits(&cam, &pose, at, &mut seen));
-            }
         }
         let Some(first) = good.first() else {
             let Some(r) = bad.first() else {
@@ -88,9 +81,51 @@ impl Locator {
         good.extend(self.shifted_refits(&cam, (&first, &first_cons), &mut seen));
         good.sort_by(|a, b| b.score.total_cmp(&a.score));
         let best = self.choose(&cam, good)?;
+        // A reading that confirms a partition's or the gate bar's foot where the face above it shows no top has read a
+        // shadow's edge for the foot (own scene 22 under one hard light, its partitions' shadows 5 mm wide): not the
+        // board. Asked of the chosen reading only: while a reading's construction is still being fitted its tops can
+        // lie at the wrong height, and such a reading is a right start.
+        if let Some(why) = &best.foot_without_top {
+            self.last_candidate = Some(best.pose);
+            self.last_construction = best.construction.clone();
+            return Err(LocateError::NotFound { reason: format!("the best fit reads a shadow's edge as a face's foot: {why} (the board read shifted, or the face hidden)") });
+        }
         self.last_candidate = Some(best.pose);
         self.last_construction = best.construction.clone();
         Ok(self.board_pose(&cam, best))
+    }
+
+    /// The best distinct of `hyps` refined a batch at a time ([`STARTS_PER_BATCH`], at most [`MAX_START_BATCHES`])
+    /// until one passes the verdict; each start is added to `tried`.
+    fn refine_batches(&mut self, cam: &Camera, hyps: &[hypotheses::Hypothesis], tried: &mut Vec<CameraPose>, seen: &mut StartsSeen) -> Vec<Refined> {
+        let mut refined: Vec<Refined> = Vec::new();
+        for _ in 0..MAX_START_BATCHES {
+            let starts = self.pick_starts(cam, hyps, tried);
+            if starts.is_empty() {
+                break;
+            }
+            tried.extend(&starts);
+            refined.extend(self.refine_starts(cam, &starts, seen));
+            if refined.iter().any(|r| self.check(r).is_ok()) {
+                break;
+            }
+        }
+        refined
+    }
+
+    /// `refined` split into the fits that pass every check on their own (they compete) and the rest (they only
+    /// explain a refusal), each best-scoring first; where none passes and the best took an outline of the
+    /// construction further out for the surface's sides, its re-fits inward join those that pass.
+    fn passing(&mut self, cam: &Camera, mut refined: Vec<Refined>, seen: &mut StartsSeen) -> (Vec<Refined>, Vec<Refined>) {
+        refined.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let (mut good, bad): (Vec<Refined>, Vec<Refined>) = refined.into_iter().partition(|r| self.check(r).is_ok());
+        if good.is_empty() {
+            if let Some(r) = bad.first().filter(|r| r.sides_outside_surface) {
+                let (pose, at) = (r.pose, r.identified_at);
+                good.extend(self.inward_refits(cam, &pose, at, seen));
+            }
+        }
+        (good, bad)
     }
 
     /// The next batch of hypotheses to refine: the best-scoring ones that are

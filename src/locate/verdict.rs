@@ -46,6 +46,31 @@ const PHANTOM_ROW_FRACTION: f64 = 0.6;
 /// the board that pin the pose along it, and the evidence compared between rival readings.
 const CONFIRMED_COVERAGE: f64 = 0.3;
 
+/// A face's top seen at length shows somewhere when at least this share of its samples find their edge: a tenth,
+/// a third of [`CONFIRMED_COVERAGE`]. An upright face's top edge (a partition's, the gate bar's) is a step between its
+/// lit top and its side or what lies beyond, and at the fitted height it shows along most of its length wherever its
+/// foot does; a reading whose foot confirms under a top found on none or a few of its samples has taken a shadow's
+/// edge beside the face for the foot (own scene 22: 0 of 54 and 0 of 57 over two partitions' confirmed feet).
+const TOP_SHOWN_MIN_SHARE: f64 = 0.1;
+
+/// Edges seen over at least this many samples are seen at length: a feature that does not confirm over as many is
+/// evidence against a reading (fewer are too short a stretch to tell).
+const SEEN_AT_LENGTH: usize = 20;
+
+/// A rules-fixed foot (`per`: each model edge's samples, inliers and squared offsets) that confirms below a face
+/// whose top, seen at length, shows nowhere ([`TOP_SHOWN_MIN_SHARE`]), described. Only the tops that tell the board
+/// apart (a partition's, the gate bar's): a wall's top is of whatever shape the maker chose (rounded, flush with a
+/// frame) and may show no edge at all.
+pub(super) fn foot_without_top(model: &BoardModel, per: &[(usize, usize, f64)]) -> Option<String> {
+    let shown = |p: (usize, usize, f64)| p.1 as f64 >= TOP_SHOWN_MIN_SHARE * p.0 as f64;
+    model.tops_of_feet.iter().enumerate().find_map(|(i, top)| {
+        let j = (*top).filter(|&j| model.edges[j].identifying)?;
+        let (foot, top) = (per[i], per[j]);
+        (foot.1 > 0 && confirms(foot.0, foot.1) && top.0 >= SEEN_AT_LENGTH && !shown(top))
+            .then(|| format!("the {} confirms on {} of {} samples, but the top of its face on {} of {}", model.edges[i].name, foot.1, foot.0, top.1, top.0))
+    })
+}
+
 /// Whether a feature with `samples` in view, `inliers` of them on their edge, confirms ([`CONFIRMED_COVERAGE`]).
 pub(super) fn confirms(samples: usize, inliers: usize) -> bool {
     inliers as f64 >= CONFIRMED_COVERAGE * samples as f64
@@ -525,13 +550,13 @@ impl Locator {
         // pose can still fit the long outline and a few gate-bar edges, never all.
         // (Samples on a face seen edge-on are left out: [`MIN_FACE_PX`].)
         const MIN_IDENTIFYING_INLIERS: usize = 15;
-        const SEEN_AT_LENGTH: usize = 20;
         const MIN_CONFIRMED_SHARE: f64 = 0.75;
         // A construction edge (at its nominal size) helps where it agrees and is
         // left out where it does not: another maker's build must not veto.
         // A foot of an upright face (a partition's, the gate bar's) may lie in its
         // face's own shadow, dark on dark: it counts in the coverage, and is not
         // one of the features that must each confirm.
+        let foot_without_top = foot_without_top(&self.model, &per);
         let ids: Vec<(usize, &ModelEdge, &(usize, usize))> = self
             .model
             .edges
@@ -617,10 +642,48 @@ impl Locator {
         // The whole model, its construction at the fitted size included.
         let (all_samples, all_inliers) = per.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
         let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
-        let mut r = Refined { pose, construction: cons, polarity, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, conditioning_sigma_mm, features, phantom_line_mm: None, unconfirmed, sides_outside_surface, identified_at, evidence };
+        let mut r = Refined { pose, construction: cons, polarity, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, conditioning_sigma_mm, features, phantom_line_mm: None, unconfirmed, sides_outside_surface, foot_without_top, identified_at, evidence };
         if self.check_shown(&r).is_ok() {
             r.phantom_line_mm = self.phantom_line(cam, &r.pose, &r.construction);
         }
         Some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Board;
+
+    /// Each rules-fixed foot of a sjoelbak's partitions and gate bar is paired with its face's top; a reading whose
+    /// foot confirms under a top seen at length and found nowhere has read a shadow's edge for the foot. A top found
+    /// on a few samples, one seen over too short a stretch, a foot that does not confirm, and a wall's foot under a
+    /// top of the maker's shape say nothing.
+    #[test]
+    fn a_foot_under_a_top_that_shows_nowhere_is_a_shadow() {
+        let model = BoardModel::new(&Board::load("sjoelbak").unwrap());
+        let idx = |name: &str| model.edges.iter().position(|e| e.name == name).unwrap_or_else(|| panic!("no edge {name}"));
+        let (foot, top) = (idx("partition foot at x = 3"), idx("partition top at x = 3"));
+        assert_eq!(model.tops_of_feet[foot], Some(top));
+        assert_eq!(model.tops_of_feet[idx("gate bar 2 front foot")], Some(idx("gate bar 2 front top")));
+        assert_eq!(model.tops_of_feet[idx("gate bar 1 foot at x = -80")], Some(idx("gate bar 1 top end at x = -80")));
+        assert_eq!(model.tops_of_feet[top], None, "a top is no foot");
+        let none = vec![(0usize, 0usize, 0.0f64); model.edges.len()];
+        let with = |changes: &[(usize, (usize, usize))]| {
+            let mut per = none.clone();
+            for &(i, (n, k)) in changes {
+                per[i] = (n, k, 0.0);
+            }
+            foot_without_top(&model, &per)
+        };
+        // Own scene 22's wrong reading: 48 of 54 on the foot, 0 of 54 on the top.
+        let why = with(&[(foot, (54, 48)), (top, (54, 0))]).expect("a shadow read as the foot");
+        assert!(why.contains("partition foot at x = 3") && why.contains("0 of 54"), "{why}");
+        assert!(with(&[(foot, (54, 48)), (top, (54, 9))]).is_none(), "a top found on a sixth of its samples shows");
+        assert!(with(&[(foot, (54, 48)), (top, (12, 0))]).is_none(), "a top seen over 12 samples is too short to tell");
+        assert!(with(&[(foot, (54, 10)), (top, (54, 0))]).is_none(), "a foot that does not confirm");
+        let (side, wall_top) = (idx("side +x"), idx("side +x wall top"));
+        assert_eq!(model.tops_of_feet[side], Some(wall_top));
+        assert!(with(&[(side, (300, 290)), (wall_top, (300, 0))]).is_none(), "a wall's top is of the maker's shape");
     }
 }
