@@ -51,8 +51,9 @@ pub(super) struct LineFinder {
     edges_full: Mat,
     /// Each segment found, in full-image pixels, with its pyramid level.
     found: Vec<([f64; 4], u32)>,
-    /// The full-resolution edges' chains traced into segments, px.
+    /// The full-resolution edges' chains traced into segments, px (the tracer's output).
     traced: Vector<Vec4f>,
+    /// Those of them at least the minimum length, as [`LineFinder::found`]'s (level 0).
     traced_found: Vec<([f64; 4], u32)>,
 }
 

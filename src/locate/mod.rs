@@ -442,7 +442,8 @@ struct Refined {
     /// [`Locator::surface_inside_share`], fails): the sides read on an outline of the construction further out.
     sides_outside_surface: bool,
     /// A rules-fixed foot of an upright face (a partition's side, the gate bar's) that confirms while the face's
-    /// top, seen at length, shows nowhere above it: the edge found is a shadow's, not the foot ([`Locator::check`]).
+    /// top, seen at length, shows nowhere above it: the edge found is a shadow's, not the foot (the chosen reading is
+    /// refused for it: [`Locator::run`]).
     foot_without_top: Option<String>,
     /// The mean image position (px) of the samples where the rules-fixed identifying features (lines, holes,
     /// gate openings) confirm the pose: the part of the board a reading is surest of.

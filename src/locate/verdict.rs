@@ -556,7 +556,6 @@ impl Locator {
         // A foot of an upright face (a partition's, the gate bar's) may lie in its
         // face's own shadow, dark on dark: it counts in the coverage, and is not
         // one of the features that must each confirm.
-        let foot_without_top = foot_without_top(&self.model, &per);
         let ids: Vec<(usize, &ModelEdge, &(usize, usize))> = self
             .model
             .edges
@@ -642,6 +641,7 @@ impl Locator {
         // The whole model, its construction at the fitted size included.
         let (all_samples, all_inliers) = per.iter().fold((0usize, 0usize), |(s, i), p| (s + p.0, i + p.1));
         let whole_score = all_inliers as f64 * all_inliers as f64 / all_samples.max(1) as f64;
+        let foot_without_top = foot_without_top(&self.model, &per);
         let mut r = Refined { pose, construction: cons, polarity, whole_score, fixed_score: inl as f64 * inl as f64 / total as f64, score: inl as f64 * coverage, coverage, rms_px: rms, inliers: inl, sigma_mm, conditioning_sigma_mm, features, phantom_line_mm: None, unconfirmed, sides_outside_surface, foot_without_top, identified_at, evidence };
         if self.check_shown(&r).is_ok() {
             r.phantom_line_mm = self.phantom_line(cam, &r.pose, &r.construction);
