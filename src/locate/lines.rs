@@ -122,7 +122,7 @@ impl LineFinder {
                 cv("edges", self.edges.copy_to(&mut self.edges_full))?;
             }
             let len = min_len_px / scale;
-            cv("hough", imgproc::hough_lines_p(&self.edges, &mut self.segments, 1.0, std::f64::consts::PI / 360.0, (len / 2.0) as i32, len, HOUGH_MAX_GAP_PX))?;
+            hough_segments(&self.edges, len, &mut self.segments)?;
             // A pixel of a pyramid level is centred on full-image pixel `scale * x`.
             self.found.extend(self.segments.iter().map(|s| ([s[0], s[1], s[2], s[3]].map(|v| f64::from(v) * scale), level)));
             if level == 0 {
@@ -137,6 +137,13 @@ impl LineFinder {
         };
         Ok(FoundLines { segments: merged(&self.found), traced: merged(&self.traced_found) })
     }
+}
+
+/// The straight segments of `edges` at least `min_len_px` long, in `edges`' own pixels, into `out`
+/// (`HoughLinesP`: a pixel and half a degree of resolution, a segment voted for by half its length, gaps up to
+/// [`HOUGH_MAX_GAP_PX`] bridged).
+fn hough_segments(edges: &Mat, min_len_px: f64, out: &mut Vector<Vec4i>) -> Result<(), LocateError> {
+    cv("hough", imgproc::hough_lines_p(edges, out, 1.0, std::f64::consts::PI / 360.0, (min_len_px / 2.0) as i32, min_len_px, HOUGH_MAX_GAP_PX))
 }
 
 /// The straight stretches of `edges`' chains at least `min_len_px` long (OpenCV's `FastLineDetector` on the edges
@@ -366,7 +373,7 @@ mod tests {
         }
         let min_len = 65.0;
         let mut segs = Vector::<Vec4i>::new();
-        imgproc::hough_lines_p(&edges, &mut segs, 1.0, std::f64::consts::PI / 360.0, (min_len / 2.0) as i32, min_len, HOUGH_MAX_GAP_PX).unwrap();
+        hough_segments(&edges, min_len, &mut segs).unwrap();
         let longest_hough = segs.iter().map(|s| f64::from(s[2] - s[0]).hypot(f64::from(s[3] - s[1]))).fold(0.0, f64::max);
         assert!(longest_hough < 0.5 * f64::from(x1 - x0), "Hough found {longest_hough:.0} px of it in one piece");
         let (mut scratch, mut found) = (Vector::new(), Vec::new());
