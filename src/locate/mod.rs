@@ -38,7 +38,9 @@
 //!    for the image edge, and Gauss-Newton with Tukey weights minimises the
 //!    normal distances over the six pose parameters and the construction's
 //!    dimensions (gutter width, wall height: the maker's choice, fitted within
-//!    the range tables span), with a shrinking search range.
+//!    the range tables span), with a shrinking search range. A painted line
+//!    imaged a pixel wide, too faint for its samples one by one, is read from
+//!    their gradient profiles averaged along it (`fit`).
 //! 4. **Verification.** The refined pose must match a large share of the
 //!    visible model at sub-pixel residuals, the rules-fixed features that tell
 //!    the board apart (lines, holes, gate openings) must confirm it, every board
@@ -46,6 +48,9 @@
 //!    other pose may explain the image as well: a rival is an ambiguity unless
 //!    the image edges only the best explains clearly outnumber those only the
 //!    rival explains. Construction edges count where they agree, never against.
+//!    Each side and end of the surface in view must show, unless the lines and
+//!    holes alone pin the pose, or (an end) the other end and every painted
+//!    line in view confirm: what lies past one end may look like the surface.
 //!    A board of upright faces of free height (a sjoelbak) is re-fitted from the best
 //!    shifted and with its heights started across their range (`rivals`); readings
 //!    are ranked by how much of the whole board as built they explain.

@@ -123,13 +123,11 @@ impl Gradients {
         Some(sum)
     }
 
-    /// The gradient profile across the edge of `samples` (of one straight edge), averaged: read every
-    /// [`SEARCH_STEP_PX`] from `-MEAN_PROFILE_REACH_PX` to `+MEAN_PROFILE_REACH_PX` along each sample's normal about
-    /// the point `shift` px along it from the sample (0: the edge itself), over the samples whose whole stretch is in
-    /// the image. `None` where none is.
-    fn mean_profile<'a>(&self, samples: impl Iterator<Item = &'a Sample>, shift: impl Fn(&Sample) -> f64) -> Option<[f32; MEAN_PROFILE_LEN]> {
-        let mut sum = [0.0f32; MEAN_PROFILE_LEN];
-        let mut count = 0usize;
+    /// The gradient profile across the edge of each of `samples` (of one straight edge): read every
+    /// [`SEARCH_STEP_PX`] from `-MEAN_PROFILE_REACH_PX` to `+MEAN_PROFILE_REACH_PX` along the sample's normal about the
+    /// point `shift` px along it from the sample (0: the edge itself), for the samples whose whole stretch is in the
+    /// image, each given to `each`.
+    fn profiles<'a>(&self, samples: impl Iterator<Item = &'a Sample>, shift: impl Fn(&Sample) -> f64, mut each: impl FnMut(&[f32; MEAN_PROFILE_LEN])) {
         for s in samples {
             let mut profile = [0.0f32; MEAN_PROFILE_LEN];
             let at = shift(s);
@@ -138,11 +136,36 @@ impl Gradients {
                 self.along([s.p[0] + o * s.n[0], s.p[1] + o * s.n[1]], s.n).map(|g| *v = g).is_some()
             });
             if read {
-                sum.iter_mut().zip(&profile).for_each(|(a, b)| *a += b);
-                count += 1;
+                each(&profile);
             }
         }
+    }
+
+    /// [`Gradients::profiles`] averaged; `None` where no sample's whole stretch is in the image.
+    fn mean_profile<'a>(&self, samples: impl Iterator<Item = &'a Sample>, shift: impl Fn(&Sample) -> f64) -> Option<[f32; MEAN_PROFILE_LEN]> {
+        let (mut sum, mut count) = ([0.0f32; MEAN_PROFILE_LEN], 0usize);
+        self.profiles(samples, shift, |p| {
+            sum.iter_mut().zip(p).for_each(|(a, b)| *a += b);
+            count += 1;
+        });
         (count > 0).then(|| sum.map(|v| v / count as f32))
+    }
+
+    /// [`Gradients::profiles`]' median read by read: a piece lying across a few of the samples (a weight on a
+    /// line) moves it no more than the noise does, where its outline's gradient, many times a faint line's, would
+    /// take over a mean. `None` where no sample's whole stretch is in the image.
+    fn median_profile<'a>(&self, samples: impl Iterator<Item = &'a Sample>, shift: impl Fn(&Sample) -> f64) -> Option<[f32; MEAN_PROFILE_LEN]> {
+        let mut all: Vec<[f32; MEAN_PROFILE_LEN]> = Vec::new();
+        self.profiles(samples, shift, |p| all.push(*p));
+        if all.is_empty() {
+            return None;
+        }
+        let mut column = vec![0.0f32; all.len()];
+        Some(std::array::from_fn(|i| {
+            column.iter_mut().zip(&all).for_each(|(c, p)| *c = p[i]);
+            let mid = column.len() / 2;
+            *column.select_nth_unstable_by(mid, f32::total_cmp).1
+        }))
     }
 
     /// Whether `samples` (of one straight edge), their gradient profiles across
@@ -157,25 +180,39 @@ impl Gradients {
         peak >= MEAN_EDGE_MIN_GRADIENT && ((at as f64 - MEAN_PROFILE_K as f64) * SEARCH_STEP_PX).abs() <= INLIER_PX
     }
 
-    /// Whether the samples of one edge of a painted line imaged narrower than [`THIN_LINE_PX`] show the line on
-    /// average: a thin line is one crease in the image, not two steps (its flanks' gradients overlap), so its mean
-    /// profile about the line's middle (half [`Sample::line_px`] from the edge) must hold two flanks of opposite
-    /// sign, one each side, each at least [`MEAN_EDGE_MIN_GRADIENT`], with the sign change between them within
-    /// [`INLIER_PX`] of the middle. A line too faint to show sample by sample (a whole table at several mm a pixel,
-    /// the line a pixel wide and of a few levels' contrast) shows so; wood grain runs along a board, across its lines.
-    pub(super) fn thin_line_shows_on_average<'a>(&self, samples: impl Iterator<Item = &'a Sample>) -> bool {
-        let Some(mean) = self.mean_profile(samples, |s| 0.5 * s.line_px) else { return false };
+    /// Where the samples of one edge of a painted line imaged narrower than [`THIN_LINE_PX`] (all on the same side of
+    /// it) find their edge on average. A thin line is one crease in the image, not two steps (its flanks' gradients
+    /// overlap), so their median profile ([`Gradients::median_profile`]: a piece lying on the line moves it no
+    /// more than noise) about the line's middle (half [`Sample::line_px`] from the edge) must hold two
+    /// flanks of opposite sign within [`CREASE_MAX_PX`] of each other, each at least [`MEAN_EDGE_MIN_GRADIENT`]
+    /// (the strongest read, and the strongest of the other sign near it); the sign change between them (anywhere
+    /// within [`MEAN_PROFILE_REACH_PX`]) is the line's middle, and the edge lies half the width from it. A
+    /// line too faint to show sample by sample (a whole table at several mm a pixel, the line a pixel wide and of a
+    /// few levels' contrast) shows so; wood grain runs along a board, across its lines. Returns the edge's offset (px
+    /// along the samples' normals) from where they lie, and the median flank on the edge's side (its signed strength),
+    /// as one sample's search gives them ([`super::Locator::edge_of`]); `None` where the profile shows no crease.
+    pub(super) fn thin_line_on_average<'a>(&self, samples: impl Iterator<Item = &'a Sample>) -> Option<(f64, f32)> {
+        let mut line_px = 0.0;
+        let profile = self.median_profile(samples.inspect(|s| line_px = s.line_px), |s| 0.5 * s.line_px)?;
         let k = MEAN_PROFILE_K;
-        let strongest = |range: std::ops::Range<usize>| range.map(|i| (i, mean[i])).fold((k, 0.0f32), |best, x| if x.1.abs() > best.1.abs() { x } else { best });
-        let ((i, a), (j, b)) = (strongest(0..k + 1), strongest(k..MEAN_PROFILE_LEN));
-        if a.abs() < MEAN_EDGE_MIN_GRADIENT || b.abs() < MEAN_EDGE_MIN_GRADIENT || a.signum() == b.signum() || i >= j {
-            return false;
+        // The strongest read is one flank; the other, of the opposite sign, the strongest within a crease's width of
+        // it (the line's width and the blur's either side: CREASE_MAX_PX).
+        let strongest = |reads: std::ops::Range<usize>, sign: f32| reads.filter(|&i| profile[i] * sign > 0.0).max_by(|&a, &b| profile[a].abs().total_cmp(&profile[b].abs()));
+        let first = strongest(0..MEAN_PROFILE_LEN, 1.0).into_iter().chain(strongest(0..MEAN_PROFILE_LEN, -1.0)).max_by(|&a, &b| profile[a].abs().total_cmp(&profile[b].abs()))?;
+        let width = (CREASE_MAX_PX / SEARCH_STEP_PX) as usize;
+        let second = strongest(first.saturating_sub(width)..(first + width + 1).min(MEAN_PROFILE_LEN), -profile[first].signum())?;
+        let (i, j) = (first.min(second), first.max(second));
+        let (a, b) = (profile[i], profile[j]);
+        if a.abs() < MEAN_EDGE_MIN_GRADIENT || b.abs() < MEAN_EDGE_MIN_GRADIENT {
+            return None;
         }
-        // The sign change between the flanks, interpolated between the two reads it lies between.
-        (i..j).find(|&m| mean[m].signum() != mean[m + 1].signum() || mean[m + 1] == 0.0).is_some_and(|m| {
-            let at = m as f64 + (mean[m] / (mean[m] - mean[m + 1])) as f64;
-            ((at - k as f64) * SEARCH_STEP_PX).abs() <= INLIER_PX
-        })
+        // The sign change between the flanks, interpolated between the two reads it lies between: the line's middle,
+        // read about the samples' own middle (half the width along each normal), so that the edge lies as far off.
+        let m = (i..j).find(|&m| profile[m].signum() != profile[m + 1].signum() || profile[m + 1] == 0.0)?;
+        let at = m as f64 + (profile[m] / (profile[m] - profile[m + 1])) as f64;
+        // The edge lies on the middle's side its partner does not: before it (the lower reads) when the line's
+        // other edge lies ahead along the normal.
+        Some(((at - k as f64) * SEARCH_STEP_PX, if line_px > 0.0 { a } else { b }))
     }
 
     /// Where the edge found at `off` (signed strength `g`) lies if it is one flank
@@ -504,6 +541,20 @@ mod tests {
         grad
     }
 
+    /// [`across_x`] with the profile given row by row (`y`: the row).
+    fn across_x_by_row(profile: impl Fn(f64, usize) -> f64) -> Gradients {
+        let (w, h) = (64usize, 8usize);
+        let mut grad = Gradients::default();
+        grad.zero(w, h);
+        for y in 0..h {
+            for x in 0..w {
+                let d = (8.0 * (profile(x as f64 + 0.5, y) - profile(x as f64 - 0.5, y))).round() as i16;
+                grad.g[y * w + x] = [d, 0, d, 0, d, 0];
+            }
+        }
+        grad
+    }
+
     fn samples_along_x(x: f64, n: usize) -> Vec<Sample> {
         (0..n).map(|i| Sample { edge: 0, t: 0.0, xc: [0.0, 0.0, 1000.0], p: [x, 1.0 + i as f64 * 0.05], n: [1.0, 0.0], partner_px: f64::NAN, line_px: f64::NAN }).collect()
     }
@@ -551,8 +602,10 @@ mod tests {
     }
 
     /// A dark line 1.1 px wide and 6 levels deep, blurred (a whole table's trey line at 5 mm a pixel): each
-    /// flank is under the single-sample threshold, and the mean profile about the line's middle shows the crease
-    /// from either edge's samples. Read 2 px off its middle, a plain step, or nothing, it does not.
+    /// flank is under the single-sample threshold, and the median profile about the line's middle shows the crease
+    /// from either edge's samples, each edge where it lies (the flank on its own side: darkening into the line, then
+    /// brightening out of it), also with a strong step (a piece's outline) across a third of them. Read 2 px off, the
+    /// edge is found 2 px off; a plain step, or nothing, shows no line.
     #[test]
     fn a_faint_thin_line_shows_on_average_as_one_crease() {
         let (x0, width) = (30.3, 1.1);
@@ -560,14 +613,25 @@ mod tests {
         let grad = across_x(line);
         assert!(grad.search([x0, 4.0], [1.0, 0.0], 3.0, 0.0).is_none(), "too faint for one sample");
         let edge = |x: f64, line_px: f64| samples_along_x(x, 50).into_iter().map(|s| Sample { line_px, ..s }).collect::<Vec<_>>();
-        // The near edge (the line's other edge +width along n) and the far one (-width).
-        assert!(grad.thin_line_shows_on_average(edge(x0 - 0.5 * width, width).iter()));
-        assert!(grad.thin_line_shows_on_average(edge(x0 + 0.5 * width, -width).iter()));
-        assert!(!grad.thin_line_shows_on_average(edge(x0 + 2.0, width).iter()), "2 px off the line");
+        // The near edge (the line's other edge +width along n) and the far one (-width). The profile is read
+        // every SEARCH_STEP_PX and its sign change interpolated: within a tenth of a pixel.
+        let (near, far) = (x0 - 0.5 * width, x0 + 0.5 * width);
+        let (off, g) = grad.thin_line_on_average(edge(near, width).iter()).expect("the near edge");
+        assert!(off.abs() < 0.1 && g < 0.0, "near edge: {off:.3} px, flank {g}");
+        let (off, g) = grad.thin_line_on_average(edge(far, -width).iter()).expect("the far edge");
+        assert!(off.abs() < 0.1 && g > 0.0, "far edge: {off:.3} px, flank {g}");
+        let (off, _) = grad.thin_line_on_average(edge(near + 2.0, width).iter()).expect("2 px off the line, within reach");
+        assert!((off + 2.0).abs() < 0.1, "read 2 px off: {off:.3} px");
         let step = across_x(|x| 150.0 + 12.0 / (1.0 + (-(x - x0) / 1.0).exp()));
-        assert!(!step.thin_line_shows_on_average(edge(x0 - 0.5 * width, width).iter()), "a step is no line");
-        assert!(!across_x(|_| 150.0).thin_line_shows_on_average(edge(x0, width).iter()));
-        assert!(!grad.thin_line_shows_on_average(std::iter::empty()));
+        assert!(step.thin_line_on_average(edge(near, width).iter()).is_none(), "a step is no line");
+        assert!(across_x(|_| 150.0).thin_line_on_average(edge(x0, width).iter()).is_none());
+        assert!(grad.thin_line_on_average(std::iter::empty()).is_none());
+        // A piece's outline (a 60-level step a pixel and a half beside the line) across the first rows: a third of
+        // samples spread over the rows.
+        let with_piece = across_x_by_row(|x, y| line(x) + if y < 3 { 60.0 / (1.0 + (-(x - x0 - 1.5) / 0.7).exp()) } else { 0.0 });
+        let spread: Vec<Sample> = (0..30).map(|i| Sample { line_px: width, p: [near, 0.2 + 0.25 * i as f64], ..samples_along_x(near, 1)[0] }).collect();
+        let (off, _) = with_piece.thin_line_on_average(spread.iter()).expect("the line beside the piece");
+        assert!(off.abs() < 0.1, "beside a piece: {off:.3} px");
     }
 
     /// A bevel's highlight just inside an outline: its inner flank is the nearest

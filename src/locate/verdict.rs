@@ -55,7 +55,7 @@ const TOP_SHOWN_MIN_SHARE: f64 = 0.1;
 
 /// Edges seen over at least this many samples are seen at length: a feature that does not confirm over as many is
 /// evidence against a reading (fewer are too short a stretch to tell).
-const SEEN_AT_LENGTH: usize = 20;
+pub(super) const SEEN_AT_LENGTH: usize = 20;
 
 /// A rules-fixed foot (`per`: each model edge's samples, inliers and squared offsets) that confirms below a face
 /// whose top, seen at length, shows nowhere ([`TOP_SHOWN_MIN_SHARE`]), described. Only the tops that tell the board
@@ -230,13 +230,6 @@ impl Locator {
             }
         }
         hits >= needed
-    }
-
-    /// Whether `samples`, of one edge of a painted line, are of a line imaged thinner than [`THIN_LINE_PX`] (on
-    /// average) that shows as one crease in their mean profile ([`Gradients::thin_line_shows_on_average`]).
-    fn thin_line_shows<'a>(&self, samples: impl Iterator<Item = &'a Sample> + Clone) -> bool {
-        let (n, width) = samples.clone().fold((0usize, 0.0), |(n, w), s| (n + 1, w + s.line_px.abs()));
-        n > 0 && width / (n as f64) < THIN_LINE_PX && self.grad.thin_line_shows_on_average(samples)
     }
 
     /// Share of the surface's long sides in view where the surface is what lies
@@ -444,12 +437,15 @@ impl Locator {
         let mut jtj_per_id = vec![[[0.0f64; 6]; 6]; n_edges];
         // Each edge's sums over its inliers, for the clustered covariance.
         let mut edge_sums = vec![EdgeSums::default(); n_edges];
-        for s in samples.iter() {
+        // Each sample's edge, the thin lines its samples miss one by one read on average, as the fit reads them.
+        let mut found: Vec<Option<(f64, f32)>> = samples.iter().map(|s| self.edge_of(s, s.window(INLIER_PX * 2.0), polarity[s.edge], SEARCH_STEP_PX)).collect();
+        self.thin_lines_on_average(samples, &mut found, INLIER_PX * 2.0);
+        for (s, f) in samples.iter().zip(&found) {
             per[s.edge].0 += 1;
             let edge = &self.model.edges[s.edge];
             let judged = edge.identifying;
             per_id[s.edge].0 += usize::from(judged);
-            let Some((off, _)) = self.edge_of(s, s.window(INLIER_PX * 2.0), polarity[s.edge], SEARCH_STEP_PX) else { continue };
+            let Some((off, _)) = *f else { continue };
             if off.abs() > INLIER_PX {
                 continue;
             }
@@ -573,14 +569,9 @@ impl Locator {
         // scene 22: 14 % of its feet's samples; right readings on the fixtures >= 28 %).
         const MIN_FIXED_IDENTIFYING_SHARE: f64 = 0.25;
         let (fixed_id_samples, fixed_id_inliers) = ids.iter().filter(|(_, e, _)| e.fixed).fold((0usize, 0usize), |(s, i), (_, _, p)| (s + p.0, i + p.1));
-        // An edge seen at length confirms where most of its samples find it; a painted line imaged thinner than
-        // the blur's reach, one faint crease, also where its samples' mean shows it
-        // ([`Gradients::thin_line_shows_on_average`]: a whole table at several mm a pixel).
-        let is_confirmed = |i: usize, e: &ModelEdge, p: &(usize, usize)| {
-            confirms(p.0, p.1) || (e.line_across_mm.is_some() && self.thin_line_shows(samples.iter().filter(|s| s.edge == i)))
-        };
-        // Each identifying edge seen at length, and whether it confirms (the mean profile read once per edge).
-        let long: Vec<(&ModelEdge, bool)> = ids.iter().filter(|(_, e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).map(|(i, e, p)| (*e, is_confirmed(*i, e, p))).collect();
+        // Each identifying edge seen at length, and whether it confirms: where most of its samples find it (a thin
+        // painted line's samples find it on average: [`Locator::thin_lines_on_average`]).
+        let long: Vec<(&ModelEdge, bool)> = ids.iter().filter(|(_, e, p)| p.0 >= SEEN_AT_LENGTH && !e.is_foot()).map(|(_, e, p)| (*e, confirms(p.0, p.1))).collect();
         let confirmed = long.iter().filter(|(_, c)| *c).count();
         // The surface's own outline is the strongest feature in view: each side or
         // end seen at length must show (a pose stretched along the board fits the
@@ -592,6 +583,18 @@ impl Locator {
         // An edge too faint to show sample by sample (a pale board's end on a pale
         // floor) still shows in its mean profile along its length, where the
         // texture either side averages out ([`Gradients::shows_on_average`]).
+        // An end that shows no edge is no reason to refuse where the other end confirms and so does every painted
+        // line across the board in view (some in view): the board's length is then read between them; what lies
+        // past the one end (a gutter of the surface's own wood, seen from overhead: varied 01) need not differ from
+        // the surface. (A washer board's holes do not stand in for the lines: the camera set-up's trial focal
+        // lengths then passed a fisheye's frame whose target end glare hides, read wrong.)
+        let seen_lines: Vec<bool> = self.model.edges.iter().zip(&per).filter(|(e, p)| e.line_across_mm.is_some() && p.0 >= SEEN_AT_LENGTH).map(|(_, p)| confirms(p.0, p.1)).collect();
+        let lines_confirm = !seen_lines.is_empty() && seen_lines.iter().all(|c| *c);
+        let other_end_confirms = |unshown: &ModelEdge| {
+            lines_confirm
+                && unshown.runs_across()
+                && self.model.edges.iter().zip(&per).any(|(e, p)| !std::ptr::eq(e, unshown) && e.is_open_outline() && e.runs_across() && p.0 >= SEEN_AT_LENGTH && confirms(p.0, p.1))
+        };
         let unshown_outline = self
             .model
             .edges
@@ -599,7 +602,7 @@ impl Locator {
             .zip(&per)
             .enumerate()
             .filter(|(_, (e, p))| e.is_open_outline() && p.0 >= SEEN_AT_LENGTH)
-            .find(|(i, (_, p))| !confirms(p.0, p.1) && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)))
+            .find(|(i, (e, p))| !confirms(p.0, p.1) && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)) && !other_end_confirms(e))
             .map(|(_, ep)| ep);
         let surface_share = self.surface_inside_share(cam, &pose);
         let sides_outside_surface = surface_share.is_some_and(|s| s < MIN_SURFACE_INSIDE);
