@@ -40,7 +40,7 @@
 //!    dimensions (gutter width, wall height: the maker's choice, fitted within
 //!    the range tables span), with a shrinking search range. A painted line
 //!    imaged a pixel wide, too faint for its samples one by one, is read from
-//!    their gradient profiles averaged along it (`fit`).
+//!    their gradient profiles taken together along it (their median: `fit`).
 //! 4. **Verification.** The refined pose must match a large share of the
 //!    visible model at sub-pixel residuals, the rules-fixed features that tell
 //!    the board apart (lines, holes, gate openings) must confirm it, every board

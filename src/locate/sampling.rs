@@ -604,7 +604,7 @@ mod tests {
     /// A dark line 1.1 px wide and 6 levels deep, blurred (a whole table's trey line at 5 mm a pixel): each
     /// flank is under the single-sample threshold, and the median profile about the line's middle shows the crease
     /// from either edge's samples, each edge where it lies (the flank on its own side: darkening into the line, then
-    /// brightening out of it), also with a strong step (a piece's outline) across a third of them. Read 2 px off, the
+    /// brightening out of it), also with a strong step (a piece's outline) across 12 of 30. Read 2 px off, the
     /// edge is found 2 px off; a plain step, or nothing, shows no line.
     #[test]
     fn a_faint_thin_line_shows_on_average_as_one_crease() {
@@ -626,8 +626,8 @@ mod tests {
         assert!(step.thin_line_on_average(edge(near, width).iter()).is_none(), "a step is no line");
         assert!(across_x(|_| 150.0).thin_line_on_average(edge(x0, width).iter()).is_none());
         assert!(grad.thin_line_on_average(std::iter::empty()).is_none());
-        // A piece's outline (a 60-level step a pixel and a half beside the line) across the first rows: a third of
-        // samples spread over the rows.
+        // A piece's outline (a 60-level step a pixel and a half beside the line) across the first three rows: 12 of
+        // 30 samples spread over the rows read it.
         let with_piece = across_x_by_row(|x, y| line(x) + if y < 3 { 60.0 / (1.0 + (-(x - x0 - 1.5) / 0.7).exp()) } else { 0.0 });
         let spread: Vec<Sample> = (0..30).map(|i| Sample { line_px: width, p: [near, 0.2 + 0.25 * i as f64], ..samples_along_x(near, 1)[0] }).collect();
         let (off, _) = with_piece.thin_line_on_average(spread.iter()).expect("the line beside the piece");
