@@ -198,7 +198,7 @@ impl Gradients {
         // The strongest read is one flank; the other, of the opposite sign, the strongest within a crease's width of
         // it (the line's width and the blur's either side: CREASE_MAX_PX).
         let strongest = |reads: std::ops::Range<usize>, sign: f32| reads.filter(|&i| profile[i] * sign > 0.0).max_by(|&a, &b| profile[a].abs().total_cmp(&profile[b].abs()));
-        let first = strongest(0..MEAN_PROFILE_LEN, 1.0).into_iter().chain(strongest(0..MEAN_PROFILE_LEN, -1.0)).max_by(|&a, &b| profile[a].abs().total_cmp(&profile[b].abs()))?;
+        let first = (0..MEAN_PROFILE_LEN).filter(|&i| profile[i] != 0.0).max_by(|&a, &b| profile[a].abs().total_cmp(&profile[b].abs()))?;
         let width = (CREASE_MAX_PX / SEARCH_STEP_PX) as usize;
         let second = strongest(first.saturating_sub(width)..(first + width + 1).min(MEAN_PROFILE_LEN), -profile[first].signum())?;
         let (i, j) = (first.min(second), first.max(second));

@@ -81,17 +81,15 @@ impl Locator {
         good.extend(self.shifted_refits(&cam, (&first, &first_cons), &mut seen));
         good.sort_by(|a, b| b.score.total_cmp(&a.score));
         let best = self.choose(&cam, good)?;
+        self.last_candidate = Some(best.pose);
+        self.last_construction = best.construction.clone();
         // A reading that confirms a partition's or the gate bar's foot where the face above it shows no top has read a
         // shadow's edge for the foot (own scene 22 under one hard light, its partitions' shadows 5 mm wide): not the
         // board. Asked of the chosen reading only: while a reading's construction is still being fitted its tops can
         // lie at the wrong height, and such a reading is a right start.
         if let Some(why) = &best.foot_without_top {
-            self.last_candidate = Some(best.pose);
-            self.last_construction = best.construction.clone();
             return Err(LocateError::NotFound { reason: format!("the best fit reads a shadow's edge as a face's foot: {why} (the board read shifted, or the face hidden)") });
         }
-        self.last_candidate = Some(best.pose);
-        self.last_construction = best.construction.clone();
         Ok(self.board_pose(&cam, best))
     }
 
