@@ -73,7 +73,7 @@ impl Locator {
     /// sample's gradient searched within [`SCORE_REACH_PX`] either way. `None` if
     /// nothing counts.
     pub(super) fn edge_match(&self, samples: &mut Vec<Sample>, cam: &Camera, pose: &CameraPose, cons: &[f64]) -> Option<f64> {
-        sample_model(&self.model, pose, cam, SCORE_STEP_PX, cons, samples);
+        sample_places(&self.model, pose, cam, SCORE_STEP_PX, cons, samples);
         score(&self.model, samples, HYPOTHESIS_AGREE_SAMPLES, |s| self.grad.search(s.p, s.n, SCORE_REACH_PX, 0.0).is_some())
     }
 
@@ -105,7 +105,7 @@ impl Locator {
         // Ranked on the edge map (the machine's cores sharing the poses).
         let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / rank_step).ceil() as usize;
         let map_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
-            sample_model(&me.model, pose, cam, rank_step, &[], samples);
+            sample_places(&me.model, pose, cam, rank_step, &[], samples);
             score(&me.model, samples, rank_agree, |s| map.hit(s.p, s.n)).map(|s| (s, *pose, *yi))
         };
         let mut ranked: Vec<Hypothesis> = self.in_parallel(&poses, map_score).into_iter().flatten().collect();

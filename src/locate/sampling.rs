@@ -407,8 +407,26 @@ pub(super) fn inside(p: [f64; 2], w: f64, h: f64) -> bool {
 /// Points along every model edge, `step` px apart in the image, with their image normals.
 /// `cons`: the construction parameters' offsets from nominal, mm (empty: nominal).
 pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
+    sample_visible(model, pose, cam, step, cons, out, Offsets::Across);
+}
+
+/// [`sample_model`] with each sample's place and normal only, its partner's and line's offsets left NaN: what
+/// ranking and scoring a pose read ([`Sample::partner_px`] and [`Sample::line_px`] cost a projection each).
+pub(super) fn sample_places(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
+    sample_visible(model, pose, cam, step, cons, out, Offsets::None);
+}
+
+/// Whether the samples carry the offsets of the edges across from them (a face's other edge, a painted line's).
+#[derive(Clone, Copy, PartialEq)]
+enum Offsets {
+    Across,
+    None,
+}
+
+/// The samples of every model edge that the board's own boxes leave in view.
+fn sample_visible(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>, offsets: Offsets) {
     out.clear();
-    sample_edges(model, pose, cam, step, cons, out);
+    sample_edges(model, pose, cam, step, cons, out, offsets);
     if !model.occluders.is_empty() {
         // Back to board coordinates to test the ray to the camera against the board's own boxes.
         let occlusion = model.occlusion_from(pt(pose.centre()));
@@ -424,7 +442,7 @@ pub(super) fn sample_model(model: &BoardModel, pose: &CameraPose, cam: &Camera, 
 
 /// The samples of [`sample_model`] before the occlusion test: every edge but
 /// those of an upright face turned away from the camera.
-fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>) {
+fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, cons: &[f64], out: &mut Vec<Sample>, offsets: Offsets) {
     let (w, h) = (cam.image_width as f64, cam.image_height as f64);
     let eye = pose.centre();
     for (ei, e) in model.edges.iter().enumerate() {
@@ -477,7 +495,7 @@ fn sample_edges(model: &BoardModel, pose: &CameraPose, cam: &Camera, step: f64, 
                                 project(cam, pose.to_camera(BoardPoint3::new(x[0], x[1], x[2]))).map_or(f64::NAN, |q| n[0] * (q[0] - p[0]) + n[1] * (q[1] - p[1]))
                             };
                             // The face's other edge, at the fitted height; the painted line's other edge.
-                            let (partner_px, line_px) = (face.map_or(f64::NAN, across_px), e.line_across_mm.map_or(f64::NAN, across_px));
+                            let (partner_px, line_px) = if offsets == Offsets::Across { (face.map_or(f64::NAN, across_px), e.line_across_mm.map_or(f64::NAN, across_px)) } else { (f64::NAN, f64::NAN) };
                             out.push(Sample { edge: ei, t: t3, xc, p, n, partner_px, line_px });
                         }
                     }
