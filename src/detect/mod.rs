@@ -215,6 +215,9 @@ pub enum MeasuredBy {
     /// board) measured from the outline's apparent size; its sigma includes
     /// that height's uncertainty along the line of sight.
     HeightFromSize,
+    /// A disc hidden in a pile: counted from the height of the pile's top (its size and its side) and placed under it (in
+    /// doubt: where in the pile it lies, the image does not show).
+    PileTop,
 }
 
 impl MeasuredBy {

@@ -323,11 +323,24 @@ impl<'a> Ctx<'a> {
     /// z)`, and its radius's uncertainty (scatter and [`RADIUS_BIAS_PX`]) gives the height's. Returns the height
     /// and its standard uncertainty (mm).
     pub fn height_from_size(&self, fit: &CircleFit, radius_mm: f64) -> (f64, f64) {
-        let r_fit = fit.footprint.radius_mm.max(1e-6);
-        let distance = self.geo.pose.centre().z_mm - fit.height_mm;
+        self.height_of_outline(fit.footprint.radius_mm, fit.height_mm, fit.rms_mm, fit.inliers, fit.mm_per_px, radius_mm)
+    }
+
+    /// [`Ctx::height_from_size`] of a piece detected at its height `top_z_mm` ([`Ctx::finish`]): its free-radius
+    /// outline's radius, with the scatter of its outline fit; `None` where the free radius was not kept.
+    pub fn height_from_outline(&self, d: &Detection, radius_mm: f64) -> Option<(f64, f64)> {
+        Some(self.height_of_outline(d.outline_radius_mm?, d.top_z_mm, d.fit_rms_mm, d.edges_found, d.mm_per_px, radius_mm))
+    }
+
+    /// The height of a piece's top whose outline, fitted at `height_mm`, came out `r_fit` (mm) across its edges'
+    /// RMS `rms_mm` over `inliers` edge points at `mm_per_px`, the piece's radius being `radius_mm`: the height
+    /// and its standard uncertainty (mm).
+    fn height_of_outline(&self, r_fit: f64, height_mm: f64, rms_mm: f64, inliers: usize, mm_per_px: f64, radius_mm: f64) -> (f64, f64) {
+        let r_fit = r_fit.max(1e-6);
+        let distance = self.geo.pose.centre().z_mm - height_mm;
         let z = self.geo.pose.centre().z_mm - distance * radius_mm / r_fit;
-        let scatter = fit.rms_mm / (fit.inliers as f64 / 2.0).max(1.0).sqrt();
-        let sigma_r = scatter.hypot(RADIUS_BIAS_PX * fit.mm_per_px);
+        let scatter = rms_mm / (inliers as f64 / 2.0).max(1.0).sqrt();
+        let sigma_r = scatter.hypot(RADIUS_BIAS_PX * mm_per_px);
         (z, distance * radius_mm / (r_fit * r_fit) * sigma_r)
     }
 

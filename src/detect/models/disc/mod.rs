@@ -18,6 +18,7 @@ use crate::detect::{DetectError, Detection, Detections, Unexplained};
 use crate::geom::{BoardPoint, Footprint};
 use crate::measure::{CircleFit, FitConfig, MIN_EDGE_POINTS};
 
+mod pile;
 mod recovery;
 mod stacks;
 
@@ -305,6 +306,8 @@ impl PieceModel for DiscModel {
                 out.unexplained.push(Unexplained { kind: self.shape.kind, team: None, centre: at, area_mm2, reason: format!("{why}: a disc in a shadow, or none") });
             }
         }
+        // Discs read flat whose size and side say they top a pile.
+        self.read_piles(cx, out);
         self.flag_faint_circles(cx, &proposed, out);
         // Pale colour no disc accounts for, where a disc may count. Further into the field it is the board's own
         // glare in most frames (own scenes 16-18: 15-30 discs' worth), and a disc there counts for nothing.
