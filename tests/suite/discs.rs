@@ -307,11 +307,11 @@ fn discs_in_long_shadows_are_counted_and_a_discs_own_shadow_never_is() {
 /// Own scene 16's board and camera with a pile of one, two, three and four discs in compartments 1 to 4 (each pile
 /// upright, its discs one on another as the jury piles them), lit by `light` (position, mm) or the scene's own,
 /// rendered and scored with the true pose: the report, a disc's thickness and the piles' places.
-fn piles_scored(light: Option<[f64; 3]>, tag: &str) -> (boardcall::score::FrameReport, f64, Vec<(boardcall::geom::BoardPoint, usize)>) {
+fn piles_scored(scene: &str, light: Option<[f64; 3]>, tag: &str) -> (boardcall::score::FrameReport, f64, Vec<(boardcall::geom::BoardPoint, usize)>) {
     use boardcall::geom::{BoardPoint, BoardPoint3};
     use boardcall::piece::{PieceId, PieceKind};
     use boardcall::render::scene::PieceSpec;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenes/16-sjoelbak-plain");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(scene);
     let mut ls = Scene::load(&dir.join("scene.json")).expect("scene");
     let t = ls.board.piece().thickness_mm;
     let piles: Vec<(BoardPoint, usize)> = [(-150.0, 1), (-50.0, 2), (50.0, 3), (150.0, 4)].into_iter().map(|(x, k)| (BoardPoint::new(x, 50.0), k)).collect();
@@ -340,7 +340,7 @@ fn a_pile_of_discs_is_counted_from_the_size_of_its_top() {
     use boardcall::geom::BoardPoint;
     // Own renders place a disc's top to a few tenths of a millimetre; the piles stand 4-5 px a disc high here.
     const TOP_WITHIN_MM: f64 = 1.0;
-    let (report, t, piles) = piles_scored(None, "piles");
+    let (report, t, piles) = piles_scored("scenes/16-sjoelbak-plain", None, "piles");
     for (at, k) in &piles {
         let read: Vec<_> = report.pieces.iter().filter(|p| BoardPoint::new(p.x_mm, p.y_mm).distance(*at) < 26.0).collect();
         assert_eq!(read.len(), *k, "the pile of {k} at {at:?}: {read:?}");
@@ -359,7 +359,7 @@ fn a_pile_of_discs_is_counted_from_the_size_of_its_top() {
 #[test]
 fn a_discs_shadow_towards_the_camera_is_no_pile() {
     use boardcall::geom::BoardPoint;
-    let (report, _, piles) = piles_scored(Some([0.0, -1500.0, 1300.0]), "piles-shadow");
+    let (report, _, piles) = piles_scored("scenes/16-sjoelbak-plain", Some([0.0, -1500.0, 1300.0]), "piles-shadow");
     for (at, k) in &piles {
         let read: Vec<_> = report.pieces.iter().filter(|p| BoardPoint::new(p.x_mm, p.y_mm).distance(*at) < 26.0).collect();
         assert!(read.len() <= *k, "the pile of {k} at {at:?}, read as {}: {read:?}", read.len());
@@ -367,4 +367,30 @@ fn a_discs_shadow_towards_the_camera_is_no_pile() {
             assert!(read.len() == 1 && read[0].top_z_mm < 14.0, "the disc alone at {at:?}: {read:?}");
         }
     }
+}
+
+/// Piles of one to four discs on eight other sjoelbaks of the own and varied sets (their boards, cameras, fisheye
+/// lenses and lights): a pile is never counted as more discs than it has, a disc alone never as a pile, and a pile
+/// counted whole has the discs under its top flagged. Where its side or its size does not show the pile (a camera
+/// nearly over it, a shadow across its side), it is read as one disc, as before. Measured: 12 of the 24 piles of two
+/// or more counted whole (all three in own 17 and varied 12 and 14; none in own 19 and 24 and varied 16).
+#[test]
+fn piles_elsewhere_are_never_counted_as_more_discs_than_they_have() {
+    use boardcall::geom::BoardPoint;
+    // What this measured when it was written: a pile counted whole must stay so (a drop is a regression).
+    const WHOLE_AT_LEAST: usize = 12;
+    let mut whole = 0;
+    for scene in ["scenes/17-sjoelbak-plain", "scenes/19-sjoelbak-plain", "scenes/21-sjoelbak-plain", "scenes/24-sjoelbak-gate_half", "varied/12-sjoelbak-plain-end-brown", "varied/14-sjoelbak-plain-end-brown", "varied/16-sjoelbak-gate_half-end-fisheye", "varied/18-sjoelbak-on_partition-end-brown"] {
+        let (report, _, piles) = piles_scored(scene, None, "piles-elsewhere");
+        for (at, k) in &piles {
+            let read: Vec<_> = report.pieces.iter().filter(|p| BoardPoint::new(p.x_mm, p.y_mm).distance(*at) < 26.0).collect();
+            assert!(read.len() <= *k, "{scene}: the pile of {k} at {at:?} read as {}: {read:?}", read.len());
+            if *k > 1 && read.len() == *k {
+                whole += 1;
+                assert!(read.iter().all(|p| p.review), "{scene}: the pile of {k} counted, unflagged: {read:?}");
+            }
+        }
+    }
+    eprintln!("{whole} of 24 piles of two or more counted whole");
+    assert!(whole >= WHOLE_AT_LEAST, "{whole} of 24 piles counted whole");
 }
