@@ -326,8 +326,9 @@ impl<'a> Ctx<'a> {
         self.height_of_outline(fit.footprint.radius_mm, fit.height_mm, fit.rms_mm, fit.inliers, fit.mm_per_px, radius_mm)
     }
 
-    /// [`Ctx::height_from_size`] of a piece detected at its height `top_z_mm` ([`Ctx::finish`]): its free-radius
-    /// outline's radius, with the scatter of its outline fit; `None` where the free radius was not kept.
+    /// [`Ctx::height_from_size`] of a piece detected at its height `top_z_mm` ([`Ctx::finish`]): the free-radius
+    /// outline's radius it kept, with the scatter of its centre fit (the free fit's is not kept, so the sigma is
+    /// rough: a screen for measuring again); `None` where the free radius was not kept.
     pub fn height_from_outline(&self, d: &Detection, radius_mm: f64) -> Option<(f64, f64)> {
         Some(self.height_of_outline(d.outline_radius_mm?, d.top_z_mm, d.fit_rms_mm, d.edges_found, d.mm_per_px, radius_mm))
     }
