@@ -331,7 +331,7 @@ fn piles_scored(scene: &str, light: Option<[f64; 3]>, tag: &str) -> (boardcall::
 }
 
 /// Piles of discs (the jury piles the discs in fours between sub-turns: the rules, article 2 f) seen from above
-/// show their top only: read as one disc lying flat, a pile of four was counted one and placed 8 mm off along the
+/// show their top only: read as one disc lying flat, a pile of four was counted one and placed 13.5 mm off along the
 /// line of sight. Its top lies nearer the camera and images larger by as much (here 0.4 mm of radius a disc, the
 /// outline fit's radius within 0.05 mm): every disc of each pile is counted, the top measured at its height where
 /// it lies, the discs under it reported hidden (in doubt: the frame needs review).
