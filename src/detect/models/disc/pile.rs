@@ -109,14 +109,12 @@ impl DiscModel {
         }
         out.pieces.extend(hidden);
     }
-}
 
-impl DiscModel {
     /// Whether this frame's discs read lying flat, where a disc may count, measure whole numbers of discs high by
     /// their outline's size ([`Ctx::height_from_outline`]): at least [`MIN_FRAME_DISCS`] of them, the median of
     /// their heights' distances from the nearest whole number of discs at most [`MAX_FRAME_FRACTION`]. A disc rests
     /// on the surface or on whole discs, so where the sizes read otherwise the camera's scale or the discs' true size
-    /// is off (real photo 152655, its camera set up from four typed points: flat discs 1.5-2.5 discs high, half a
+    /// is off (real photo 152655, its camera set up from four typed points: flat discs 1.5-2.5 discs high, 0.44 of a
     /// disc from a whole number at the median), and a size's height counts for nothing there. (With both measures
 /// needed, no real photo read a pile either way; this keeps a side that a shadow lengthens from deciding alone
 /// where the size says nothing: real photo 153016's disc at (171, 154) read 2.22 discs by its size, 2.21 by its
