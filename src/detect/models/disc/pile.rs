@@ -6,7 +6,7 @@
 //! Neither measure alone is safe: a disc's shadow cast towards the camera lengthens the dark band past its rim as a
 //! pile's side would (own scenes 19 and 21: single discs read as piles of two by the band), and the size depends on
 //! the disc's true size and the camera's scale (real photo 152655, its camera set up from four typed points: discs
-//! lying flat read 1.6-2.9 discs high by their size). A shadow leaves the size alone, a scale error the band; and the
+//! lying flat read 1.5-3.7 discs high by their size). A shadow leaves the size alone, a scale error the band; and the
 //! sizes count only in a frame whose discs read whole numbers of discs high by them (a disc rests on the surface or on
 //! whole discs: [`DiscModel::sizes_read_whole_discs`]).
 
