@@ -74,12 +74,13 @@ pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: Colo
         cx.hsv_at(p).map(|hsv| if class.contains(hsv) { 1.0 } else { 0.0 })
     };
     // The pose from (rise direction, tilt, centre's distance from the hole's centre).
+    // The outline's points' directions round the face, the same for every pose.
+    let dirs: [(f64, f64); LEANER_OUTLINE_POINTS] = std::array::from_fn(|k| (std::f64::consts::TAU * k as f64 / LEANER_OUTLINE_POINTS as f64).sin_cos());
     let score_at = |a: f64, tilt: f64, d: f64, probe: f64| -> Option<LeanerFit> {
         let f = LeaningFace::new(w, &h, a, tilt, d);
         let (mut score, mut n_seen) = (0.0, 0);
-        for k in 0..LEANER_OUTLINE_POINTS {
-            let phi = std::f64::consts::TAU * k as f64 / LEANER_OUTLINE_POINTS as f64;
-            if let (Some(i), Some(o)) = (teamness(f.at(r - probe, phi)), teamness(f.at(r + probe, phi))) {
+        for &dir in &dirs {
+            if let (Some(i), Some(o)) = (teamness(f.at_dir(r - probe, dir)), teamness(f.at_dir(r + probe, dir))) {
                 score += i - o;
                 n_seen += 1;
             }
@@ -95,18 +96,24 @@ pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: Colo
             }
         }
     };
+    // Each stage's poses are scored on the machine's cores and taken in the order listed, as one after the other
+    // would: the best is the first of the highest score.
+    let scored = |poses: &[(f64, f64, f64)], probe: f64| crate::parallel::map_in_order(poses, |_: &mut (), &(a, tilt, d)| score_at(a, tilt, d, probe));
     // Coarse: the whole range of leaning poses.
-    let mut best: Option<(LeanerFit, f64, f64)> = None;
+    let mut poses = Vec::with_capacity(LEANER_AZIMUTHS * LEANER_TILTS * LEANER_REACHES);
     for ai in 0..LEANER_AZIMUTHS {
         let a = std::f64::consts::TAU * ai as f64 / LEANER_AZIMUTHS as f64;
         for ti in 0..LEANER_TILTS {
             let tilt = LEANER_TILT_MIN_DEG + (LEANER_TILT_MAX_DEG - LEANER_TILT_MIN_DEG) * ti as f64 / (LEANER_TILTS - 1) as f64;
             let (d_lo, d_hi) = reach(tilt);
             for di in 0..LEANER_REACHES {
-                let d = d_lo + (d_hi - d_lo) * di as f64 / (LEANER_REACHES - 1) as f64;
-                better(&mut best, score_of(a, tilt, d), a, d);
+                poses.push((a, tilt, d_lo + (d_hi - d_lo) * di as f64 / (LEANER_REACHES - 1) as f64));
             }
         }
+    }
+    let mut best: Option<(LeanerFit, f64, f64)> = None;
+    for (&(a, _, d), fit) in poses.iter().zip(scored(&poses, LEANER_PROBE_MM)) {
+        better(&mut best, fit, a, d);
     }
     // Finer: a fifth of the last step each way, around the last best, for
     // each level of refinement.
@@ -116,16 +123,20 @@ pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: Colo
     let mut fine = Some((coarse, a0, d0));
     for _ in 0..LEANER_REFINE_LEVELS {
         let (centre, a0, d0) = fine.expect("set above");
+        poses.clear();
         for i in -LEANER_FINE..=LEANER_FINE {
             for j in -LEANER_FINE..=LEANER_FINE {
                 for k in -LEANER_FINE..=LEANER_FINE {
                     let step = |n: i32, size: f64| n as f64 * size / (2 * LEANER_FINE + 1) as f64;
                     let (a, tilt, d) = (a0 + step(i, da), centre.tilt_deg + step(j, dt), d0 + step(k, dd));
                     if (LEANER_TILT_MIN_DEG..=LEANER_TILT_MAX_DEG).contains(&tilt) && d <= reach(tilt).1 {
-                        better(&mut fine, score_of(a, tilt, d), a, d);
+                        poses.push((a, tilt, d));
                     }
                 }
             }
+        }
+        for (&(a, _, d), fit) in poses.iter().zip(scored(&poses, LEANER_PROBE_MM)) {
+            better(&mut fine, fit, a, d);
         }
         let shrink = (2 * LEANER_FINE + 1) as f64;
         (da, dt, dd) = (da / shrink, dt / shrink, dd / shrink);
@@ -141,22 +152,26 @@ pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: Colo
     // The tilt over its whole range: the outline's foreshortening (cos tilt)
     // is a few percent between tilts, which the 3 mm probes do not see.
     let tilts = ((LEANER_TILT_MAX_DEG - LEANER_TILT_MIN_DEG) / LEANER_LAST_TILT_STEP_DEG).round() as i32;
+    poses.clear();
     for i in -LEANER_LAST_STEPS..=LEANER_LAST_STEPS {
         for j in 0..=tilts {
             for k in -LEANER_LAST_STEPS..=LEANER_LAST_STEPS {
                 let step = |n: i32, size: f64| n as f64 * size;
                 let (a, tilt, d) = (a1 + step(i, da), LEANER_TILT_MIN_DEG + step(j, LEANER_LAST_TILT_STEP_DEG), d1 + step(k, dd));
-                if !(LEANER_TILT_MIN_DEG..=LEANER_TILT_MAX_DEG).contains(&tilt) || d > reach(tilt).1 {
-                    continue;
-                }
-                let Some(f) = score_at(a, tilt, d, LEANER_CLOSE_PROBE_MM) else { continue };
-                if f.score > top + 1e-12 {
-                    (top, tied) = (f.score, Vec::new());
-                }
-                if (f.score - top).abs() <= 1e-12 {
-                    tied.push((a, tilt, d, f.score));
+                // (As `continue` unless in range: a NaN reach is kept, as before.)
+                if (LEANER_TILT_MIN_DEG..=LEANER_TILT_MAX_DEG).contains(&tilt) && !(d > reach(tilt).1) {
+                    poses.push((a, tilt, d));
                 }
             }
+        }
+    }
+    for (&(a, tilt, d), f) in poses.iter().zip(scored(&poses, LEANER_CLOSE_PROBE_MM)) {
+        let Some(f) = f else { continue };
+        if f.score > top + 1e-12 {
+            (top, tied) = (f.score, Vec::new());
+        }
+        if (f.score - top).abs() <= 1e-12 {
+            tied.push((a, tilt, d, f.score));
         }
     }
     let searched = ((a1, coarse_best.tilt_deg, d1), coarse_best);
@@ -205,7 +220,11 @@ impl LeaningFace {
 
     /// The point of the top face's plane `rho` mm from its centre, `phi` radians round from the rise.
     fn at(&self, rho: f64, phi: f64) -> BoardPoint3 {
-        let (s, c) = phi.sin_cos();
+        self.at_dir(rho, phi.sin_cos())
+    }
+
+    /// [`LeaningFace::at`] the angle whose `(sin, cos)` is given.
+    fn at_dir(&self, rho: f64, (s, c): (f64, f64)) -> BoardPoint3 {
         let k = |i: usize| self.top[i] + rho * (c * self.u[i] + s * self.v[i]);
         BoardPoint3::new(k(0), k(1), k(2))
     }

@@ -447,23 +447,24 @@ pub(super) fn cup_template_in(cx: &Ctx, w: &WasherBoard, hole: usize, class: usi
     let cell = CUP_TEMPLATE_CELL_MM;
     let half = (h.radius() / cell).ceil() as i32 + 1;
     let side = (2 * half + 1) as usize;
-    let floor: Vec<Option<bool>> = (0..side * side)
-        .map(|i| {
-            let (dx, dy) = ((i % side) as i32 - half, (i / side) as i32 - half);
-            let p = BoardPoint3::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell, bottom_top);
-            if (dx as f64).hypot(dy as f64) * cell > h.radius() || !cx.sees(p) {
-                return None;
-            }
-            let hsv = cx.hsv_at(p)?;
-            // Too dark to tell a colour (the cup's own shadow over the floor): neither the washer nor not.
-            if hsv[2] < colour.min_value {
-                return None;
-            }
-            // Another team's washer over this one hides it there.
-            let other = cx.teams.iter().enumerate().any(|(k, t)| k != class && t.colour.contains(hsv));
-            (!other).then(|| colour.contains(hsv))
-        })
-        .collect();
+    let cell_at = |dx: i32, dy: i32| -> Option<bool> {
+        let p = BoardPoint3::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell, bottom_top);
+        if (dx as f64).hypot(dy as f64) * cell > h.radius() || !cx.sees(p) {
+            return None;
+        }
+        let hsv = cx.hsv_at(p)?;
+        // Too dark to tell a colour (the cup's own shadow over the floor): neither the washer nor not.
+        if hsv[2] < colour.min_value {
+            return None;
+        }
+        // Another team's washer over this one hides it there.
+        let other = cx.teams.iter().enumerate().any(|(k, t)| k != class && t.colour.contains(hsv));
+        (!other).then(|| colour.contains(hsv))
+    };
+    // Row by row on the machine's cores (each cell a line of sight traced past the rim and the pieces).
+    let rows: Vec<i32> = (-half..=half).collect();
+    let floor: Vec<Option<bool>> =
+        crate::parallel::map_in_order(&rows, |_: &mut (), &dy| (-half..=half).map(|dx| cell_at(dx, dy)).collect::<Vec<_>>()).into_iter().flatten().collect();
     let at = |x: f64, y: f64| -> Option<bool> {
         let (dx, dy) = (((x - h.x_mm) / cell).round() as i32, ((y - h.y_mm) / cell).round() as i32);
         if dx.abs() > half || dy.abs() > half {
@@ -489,22 +490,31 @@ pub(super) fn cup_template_in(cx: &Ctx, w: &WasherBoard, hole: usize, class: usi
     // hidden scores the same over a small patch of centres).
     let mut best: Option<(i32, Vec<(usize, usize, BoardPoint)>)> = None;
     let n = (reach / cell).floor() as i32;
-    for dy in -n..=n {
-        for dx in -n..=n {
-            if (dx as f64).hypot(dy as f64) * cell > reach {
-                continue;
-            }
-            let c = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
-            let seen: Vec<Option<bool>> = ring.iter().map(|o| at(c.x_mm + o.0, c.y_mm + o.1)).collect();
-            let hits = seen.iter().filter(|v| **v == Some(true)).count();
-            let misses = seen.iter().filter(|v| **v == Some(false)).count();
-            let stray = outside.iter().filter(|o| at(c.x_mm + o.0, c.y_mm + o.1) == Some(true)).count();
-            let score = hits as i32 - misses as i32 - stray as i32;
-            match &mut best {
-                Some((s, at)) if *s == score => at.push((hits, misses, c)),
-                Some((s, _)) if *s > score => {}
-                _ => best = Some((score, vec![(hits, misses, c)])),
-            }
+    // Each centre's (score, hits, misses), row by row on the machine's cores; taken in the rows' order.
+    let rows: Vec<i32> = (-n..=n).collect();
+    let scored = crate::parallel::map_in_order(&rows, |_: &mut (), &dy| {
+        (-n..=n)
+            .filter(|dx| (*dx as f64).hypot(dy as f64) * cell <= reach)
+            .map(|dx| {
+                let c = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
+                let (mut hits, mut misses) = (0usize, 0usize);
+                for o in &ring {
+                    match at(c.x_mm + o.0, c.y_mm + o.1) {
+                        Some(true) => hits += 1,
+                        Some(false) => misses += 1,
+                        None => {}
+                    }
+                }
+                let stray = outside.iter().filter(|o| at(c.x_mm + o.0, c.y_mm + o.1) == Some(true)).count();
+                (hits as i32 - misses as i32 - stray as i32, hits, misses, c)
+            })
+            .collect::<Vec<_>>()
+    });
+    for (score, hits, misses, c) in scored.into_iter().flatten() {
+        match &mut best {
+            Some((s, at)) if *s == score => at.push((hits, misses, c)),
+            Some((s, _)) if *s > score => {}
+            _ => best = Some((score, vec![(hits, misses, c)])),
         }
     }
     let (_, tied) = best?;
