@@ -34,6 +34,9 @@ struct Bench {
     frame: Frame,
     /// A piece's true footprint and top height, for the single-fit bench.
     piece: (Footprint, f64),
+    /// On a washer board, a hole with a washer down its cup and that washer's team: the leaning-pose search's
+    /// subject (the detector searches a washer read flat on a cup's floor that way where the colour leaves doubt).
+    cup: Option<(usize, boardcall::piece::Team)>,
 }
 
 /// Renders `fixtures/bench/NAME/scene.json` (all cores: start-up only) and decodes it as `boardcall score` would.
@@ -57,7 +60,10 @@ fn load(name: &'static str) -> Bench {
         .iter()
         .find(|p| p.pose.bottom_z_mm.abs() < 1e-6 && p.pose.tilt_deg.abs() < 1e-6 && p.in_frame)
         .expect("bench scene has a piece flat on the surface, in view");
-    Bench { name, board, camera, pose, frame, piece: (p.footprint, p.pose.top_z_mm) }
+    let cup = board.washer().and_then(|w| {
+        truth.pieces.iter().filter(|p| p.pose.bottom_z_mm < 0.0).find_map(|p| Some((w.hole_enclosing(p.footprint.centre)?, p.team?)))
+    });
+    Bench { name, board, camera, pose, frame, piece: (p.footprint, p.pose.top_z_mm), cup }
 }
 
 fn view(frame: &Frame) -> ColourView<'_> {
@@ -141,6 +147,17 @@ fn stages(c: &mut Criterion) {
         g.bench_function(b.name, |x| {
             x.iter(|| fit_circle(black_box(&v), &b.camera, &b.pose, fp, top, false, &cfg).expect("fit"))
         });
+    }
+    g.finish();
+
+    // The search over a leaning washer's poses in a hole (some 3,000 poses, each an outline's 144 lines of sight),
+    // on the washer boards' frames.
+    let mut g = group(c, "leaner_search_1920x1080", 2);
+    for b in &benches {
+        let Some((hole, team)) = b.cup else { continue };
+        let det = Detector::new(DetectorConfig::default(), &b.board, &b.camera, &b.pose).expect("detector");
+        let v = view(&b.frame);
+        g.bench_function(b.name, |x| x.iter(|| det.measure_leaner(black_box(&v), hole, team)));
     }
     g.finish();
 
