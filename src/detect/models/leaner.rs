@@ -73,14 +73,16 @@ pub(super) fn measure_leaner(cx: &Ctx, w: &WasherBoard, hole: usize, class: Colo
         }
         cx.hsv_at(p).map(|hsv| if class.contains(hsv) { 1.0 } else { 0.0 })
     };
-    // The pose from (rise direction, tilt, centre's distance from the hole's centre).
     // The outline's points' directions round the face, the same for every pose.
     let dirs: [(f64, f64); LEANER_OUTLINE_POINTS] = std::array::from_fn(|k| (std::f64::consts::TAU * k as f64 / LEANER_OUTLINE_POINTS as f64).sin_cos());
+    // The pose from (rise direction, tilt, centre's distance from the hole's centre).
     let score_at = |a: f64, tilt: f64, d: f64, probe: f64| -> Option<LeanerFit> {
         let f = LeaningFace::new(w, &h, a, tilt, d);
         let (mut score, mut n_seen) = (0.0, 0);
         for &dir in &dirs {
-            if let (Some(i), Some(o)) = (teamness(f.at_dir(r - probe, dir)), teamness(f.at_dir(r + probe, dir))) {
+            // A point counts where both its sides are seen: the outer one is not looked at where the inner is hidden.
+            let Some(i) = teamness(f.at_dir(r - probe, dir)) else { continue };
+            if let Some(o) = teamness(f.at_dir(r + probe, dir)) {
                 score += i - o;
                 n_seen += 1;
             }

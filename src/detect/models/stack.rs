@@ -494,7 +494,7 @@ pub(super) fn cup_template_in(cx: &Ctx, w: &WasherBoard, hole: usize, class: usi
     let rows: Vec<i32> = (-n..=n).collect();
     let scored = crate::parallel::map_in_order(&rows, |_: &mut (), &dy| {
         (-n..=n)
-            .filter(|dx| (*dx as f64).hypot(dy as f64) * cell <= reach)
+            .filter(|dx| !((*dx as f64).hypot(dy as f64) * cell > reach))
             .map(|dx| {
                 let c = BoardPoint::new(h.x_mm + dx as f64 * cell, h.y_mm + dy as f64 * cell);
                 let (mut hits, mut misses) = (0usize, 0usize);
