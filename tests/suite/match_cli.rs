@@ -1,8 +1,8 @@
 //! The `boardcall match` command on a rendered video file (a YOCU round, MJPEG AVI):
 //! the journal and event log it writes, a journal never overwritten, amendments, and
-//! the journal that loses nothing: killed (`kill -9`) at 20 seeded random moments and
-//! resumed, or its last line torn at 20 seeded random bytes and resumed, the finished
-//! journal is byte for byte the uninterrupted run's.
+//! the journal that loses nothing: one game killed (`kill -9`) at 20 seeded random moments,
+//! resumed after each, or its last line torn at 20 seeded random bytes and resumed, the
+//! finished journal is byte for byte the uninterrupted run's.
 
 use crate::common;
 use crate::games;
@@ -197,6 +197,16 @@ fn resume(journal: &Path) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// The journal's bytes as `Journal::resume` leaves them (a torn last line dropped), which must be the start of the
+/// uninterrupted run's, ending at a line's end.
+fn check_prefix(journal: &Path, whole: &[u8], what: &str) {
+    let bytes = std::fs::read(journal).expect("journal");
+    let contents = boardcall::game::JournalContents::read(journal).expect("a journal that reads");
+    let kept = &bytes[..bytes.len() - contents.torn_bytes];
+    assert!(whole.starts_with(kept) && kept.ends_with(b"\n"), "{what}: the journal is not a start of the uninterrupted one");
+    assert_eq!(kept.iter().filter(|b| **b == b'\n').count(), 1 + contents.events.len(), "{what}: the header and one line an event");
+}
+
 #[test]
 fn killed_at_twenty_random_moments_and_resumed_the_journal_is_the_uninterrupted_one() {
     let (whole, _) = uninterrupted();
@@ -207,33 +217,45 @@ fn killed_at_twenty_random_moments_and_resumed_the_journal_is_the_uninterrupted_
     c.args(start_args(&dir.join("timing.jsonl")));
     assert!(run(c).status.success());
     let span = t.elapsed().as_secs_f64();
+    // One game killed again and again: each run (the start, then each resume) is killed at a random moment, a
+    // twentieth of the game's run or so on average past its start-up, so that the kills fall all through the game,
+    // and each resume starts from a journal that kills and resumes made.
     let mut rng = rand_pcg::Pcg64::seed_from_u64(SEED);
+    let j = dir.join("game.jsonl");
     let mut killed_mid_game = 0;
     for k in 0..POINTS {
-        let j = dir.join(format!("game-{k}.jsonl"));
-        let mut c = match_cmd(&[]);
-        c.args(start_args(&j)).stdout(Stdio::null()).stderr(Stdio::null());
+        let mut c = if j.exists() { match_cmd(&["--resume", j.to_str().unwrap()]) } else { match_cmd(&[]) };
+        if !j.exists() {
+            // Not started yet, or killed before the journal was created: the match is simply started again.
+            c.args(start_args(&j));
+        }
+        c.stdout(Stdio::null()).stderr(Stdio::null());
         let mut child = c.spawn().expect("start boardcall");
-        std::thread::sleep(std::time::Duration::from_secs_f64(rng.random_range(0.05..span)));
+        std::thread::sleep(std::time::Duration::from_secs_f64(rng.random_range(0.05..3.0 * span / POINTS as f64)));
         // SIGKILL: no chance to flush or clean up.
         let _ = child.kill();
         child.wait().expect("reap");
-        if !j.exists() {
-            // Killed before the journal was created: the match is simply started again.
-            let mut c = match_cmd(&[]);
-            c.args(start_args(&j));
-            assert!(run(c).status.success());
-        } else {
-            let before = journal_log(&j).events.len();
-            if before < files().expected.events.len() {
+        if j.exists() {
+            check_prefix(&j, whole, &format!("kill point {k}"));
+            if journal_log(&j).events.len() < files().expected.events.len() {
                 killed_mid_game += 1;
             }
-            resume(&j);
         }
-        assert_eq!(&std::fs::read(&j).expect("journal"), whole, "kill point {k}: the resumed journal differs");
     }
     assert!(killed_mid_game >= POINTS / 2, "only {killed_mid_game} kills landed mid-game: the test did not test");
+    if j.exists() {
+        resume(&j);
+    } else {
+        let mut c = match_cmd(&[]);
+        c.args(start_args(&j));
+        assert!(run(c).status.success());
+    }
+    assert_eq!(&std::fs::read(&j).expect("journal"), whole, "after {POINTS} kills: the resumed journal differs");
 }
+
+/// Of the torn journals, one in this many is resumed by the `match` command to the game's end (each a run of the
+/// video's rest); every one is read and cut back by the journal's own resume.
+const TORN_RESUMED_EVERY: usize = 5;
 
 #[test]
 fn a_torn_last_line_is_dropped_never_duplicated() {
@@ -241,14 +263,27 @@ fn a_torn_last_line_is_dropped_never_duplicated() {
     let dir = common::scratch("match_cli", "torn");
     let header_end = whole.iter().position(|b| *b == b'\n').unwrap() + 1;
     let mut rng = rand_pcg::Pcg64::seed_from_u64(SEED + 1);
+    let mut mid_line = 0;
     for k in 0..POINTS {
         // Cut anywhere after the header: mid-line (torn) or at a line's end.
         let cut = rng.random_range(header_end..whole.len());
+        mid_line += usize::from(whole[cut - 1] != b'\n');
         let j = dir.join(format!("game-{k}.jsonl"));
         std::fs::write(&j, &whole[..cut]).unwrap();
-        resume(&j);
-        assert_eq!(&std::fs::read(&j).unwrap(), whole, "cut at byte {cut}");
+        // The torn line is dropped from the file, the whole lines before it kept.
+        let (_, contents) = boardcall::game::Journal::resume(&j).expect("a torn journal resumes");
+        let kept = std::fs::read(&j).unwrap();
+        let line_end = whole[..cut].iter().rposition(|b| *b == b'\n').unwrap() + 1;
+        assert_eq!(kept, &whole[..line_end], "cut at byte {cut}: the file after resuming");
+        assert_eq!(contents.torn_bytes, cut - line_end, "cut at byte {cut}");
+        check_prefix(&j, whole, &format!("cut at byte {cut}"));
+        if k % TORN_RESUMED_EVERY == 0 {
+            std::fs::write(&j, &whole[..cut]).unwrap();
+            resume(&j);
+            assert_eq!(&std::fs::read(&j).unwrap(), whole, "cut at byte {cut}");
+        }
     }
+    assert!(mid_line >= POINTS / 2, "only {mid_line} cuts tore a line: the test did not test");
 }
 
 #[test]
