@@ -210,38 +210,49 @@ fn check_prefix(journal: &Path, whole: &[u8], what: &str) {
 #[test]
 fn killed_at_twenty_random_moments_and_resumed_the_journal_is_the_uninterrupted_one() {
     let (whole, _) = uninterrupted();
-    // How long an uninterrupted run takes here, to spread the kills over it.
+    // How long an uninterrupted run takes here, and a resume that has nothing left to do (its start-up), to spread
+    // the kills over the game.
     let dir = common::scratch("match_cli", "kill");
+    let timing = dir.join("timing.jsonl");
     let t = std::time::Instant::now();
     let mut c = match_cmd(&[]);
-    c.args(start_args(&dir.join("timing.jsonl")));
+    c.args(start_args(&timing));
     assert!(run(c).status.success());
     let span = t.elapsed().as_secs_f64();
-    // One game killed again and again: each run (the start, then each resume) is killed at a random moment, a
-    // twentieth of the game's run or so on average past its start-up, so that the kills fall all through the game,
-    // and each resume starts from a journal that kills and resumes made.
+    let t = std::time::Instant::now();
+    resume(&timing);
+    let start_up = t.elapsed().as_secs_f64().min(span);
+    // One game killed again and again: each run (the start, then each resume) is killed at a random moment past
+    // its start-up, on average as far into the game as leaves the rest of it to the kills still to come, so that
+    // they fall all through the game; each resume starts from a journal that kills and resumes made.
     let mut rng = rand_pcg::Pcg64::seed_from_u64(SEED);
     let j = dir.join("game.jsonl");
-    let mut killed_mid_game = 0;
+    let all = files().expected.events.len();
+    let (mut killed_mid_game, mut furthest) = (0, 0);
     for k in 0..POINTS {
+        let done = if j.exists() { journal_log(&j).events.len() } else { 0 };
         let mut c = if j.exists() { match_cmd(&["--resume", j.to_str().unwrap()]) } else { match_cmd(&[]) };
         if !j.exists() {
             // Not started yet, or killed before the journal was created: the match is simply started again.
             c.args(start_args(&j));
         }
         c.stdout(Stdio::null()).stderr(Stdio::null());
+        let left = (span - start_up) * all.saturating_sub(done) as f64 / all.max(1) as f64;
         let mut child = c.spawn().expect("start boardcall");
-        std::thread::sleep(std::time::Duration::from_secs_f64(rng.random_range(0.05..3.0 * span / POINTS as f64)));
+        std::thread::sleep(std::time::Duration::from_secs_f64(start_up + rng.random_range(0.05..2.0) * left / (POINTS - k) as f64));
         // SIGKILL: no chance to flush or clean up.
         let _ = child.kill();
         child.wait().expect("reap");
         if j.exists() {
             check_prefix(&j, whole, &format!("kill point {k}"));
-            if journal_log(&j).events.len() < files().expected.events.len() {
+            let events = journal_log(&j).events.len();
+            furthest = furthest.max(events);
+            if events < all {
                 killed_mid_game += 1;
             }
         }
     }
+    assert!(2 * furthest >= all, "the kills reached event {furthest} of {all} only: the test did not test the game's second half");
     assert!(killed_mid_game >= POINTS / 2, "only {killed_mid_game} kills landed mid-game: the test did not test");
     if j.exists() {
         resume(&j);
