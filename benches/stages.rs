@@ -1,6 +1,6 @@
 //! Pipeline speed per stage on 1920x1080 frames (issue 7), one thread: undistort,
 //! locate from scratch, detect with a known pose (detector built once), one
-//! outline fit, the rules engine on an event log, the whole `score` path with
+//! outline fit, a leaning washer's pose search in a hole (washer boards), the rules engine on an event log, the whole `score` path with
 //! the camera and pose reused, and one frame of a watched stream. Targets: the `score` path <= 10 ms per frame with
 //! the pose reused, `locate` from scratch <= 100 ms. Figures: BENCHMARKS.md.
 //!
