@@ -104,19 +104,52 @@ impl EdgeMap {
         }
     }
 
-    /// Whether an edge of about the direction of normal `n` lies within reach of `p`.
-    pub(super) fn hit(&self, p: [f64; 2], n: [f64; 2]) -> bool {
+    /// Whether an edge of about the direction of the normal whose [`direction_mask`] is `mask` lies within reach of
+    /// `p` (the mask taken apart: the samples of one straight edge share their normal, and it costs an arc tangent).
+    pub(super) fn hit_mask(&self, p: [f64; 2], mask: u8) -> bool {
         let (x, y) = (p[0].round(), p[1].round());
         if !(x >= 0.0 && y >= 0.0 && (x as usize) < self.w && (y as usize) < self.h) {
             return false;
         }
-        self.bits[y as usize * self.w + x as usize] & (1u8 << direction_bin(n[0], n[1])) != 0
+        self.bits[y as usize * self.w + x as usize] & mask != 0
+    }
+}
+
+/// The bit of the map's bytes that marks edges of about the direction of normal `n` ([`EdgeMap::hit_mask`]).
+pub(super) fn direction_mask(n: [f64; 2]) -> u8 {
+    1u8 << direction_bin(n[0], n[1])
+}
+
+/// [`direction_mask`] of one sample after another, kept while the normal stays the same: a straight edge's samples
+/// all have one (its image is straight), a circle's each its own.
+#[derive(Default)]
+pub(super) struct MaskOfLast {
+    last: Option<([f64; 2], u8)>,
+}
+
+impl MaskOfLast {
+    pub(super) fn of(&mut self, n: [f64; 2]) -> u8 {
+        match self.last {
+            // The same two numbers, so the same mask: nothing is rounded or compared within a tolerance.
+            Some((m, mask)) if m[0].to_bits() == n[0].to_bits() && m[1].to_bits() == n[1].to_bits() => mask,
+            _ => {
+                let mask = direction_mask(n);
+                self.last = Some((n, mask));
+                mask
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl EdgeMap {
+        fn hit(&self, p: [f64; 2], n: [f64; 2]) -> bool {
+            self.hit_mask(p, direction_mask(n))
+        }
+    }
 
     /// A vertical step edge: samples on it with a horizontal normal hit within
     /// the reach and not beyond; a sample whose normal runs along the edge misses.

@@ -106,7 +106,8 @@ impl Locator {
         let rank_agree = (HYPOTHESIS_AGREE_SAMPLES as f64 * SCORE_STEP_PX / rank_step).ceil() as usize;
         let map_score = |me: &Locator, samples: &mut Vec<Sample>, (pose, yi): &(CameraPose, usize)| {
             sample_places(&me.model, pose, cam, rank_step, &[], samples);
-            score(&me.model, samples, rank_agree, |s| map.hit(s.p, s.n)).map(|s| (s, *pose, *yi))
+            let mut masks = edgemap::MaskOfLast::default();
+            score(&me.model, samples, rank_agree, |s| map.hit_mask(s.p, masks.of(s.n))).map(|s| (s, *pose, *yi))
         };
         let mut ranked: Vec<Hypothesis> = self.in_parallel(&poses, map_score).into_iter().flatten().collect();
         self.edge_map = map;
