@@ -1,8 +1,10 @@
 //! Pipeline speed per stage on 1920x1080 frames (issue 7), one thread: undistort,
 //! locate from scratch, detect with a known pose (detector built once), one
-//! outline fit, a leaning washer's pose search in a hole (washer boards), the rules engine on an event log, the whole `score` path with
-//! the camera and pose reused, and one frame of a watched stream. Targets: the `score` path <= 10 ms per frame with
-//! the pose reused, `locate` from scratch <= 100 ms. Figures: BENCHMARKS.md.
+//! outline fit, a leaning washer's pose search in a hole (washer boards), the
+//! rules engine on an event log, the whole `score` path with the camera and pose
+//! reused, and one frame of a watched stream. Targets: the `score` path <= 10 ms per frame with
+//! the pose reused, `locate` from scratch <= 300 ms (issue 13; issue 7's older aim was 100 ms).
+//! Figures: BENCHMARKS.md.
 //!
 //! The frames are rendered at start-up from the committed scenes in
 //! `fixtures/bench/` (1920x1080 re-framings of fixtures 07, 52, 16, 28 and 40:

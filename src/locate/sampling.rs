@@ -24,6 +24,10 @@ pub(super) struct Gradients {
     pub(super) g: Vec<[i16; 6]>,
 }
 
+/// The planes [`Gradients::along_within`] reads from one row, from its pixel's first: the pixel's six, its right
+/// neighbour's six, and two more (unused, so that the neighbour's run is eight lanes too).
+const RUN_PLANES: usize = 14;
+
 /// A 3x3 Sobel sum is 8 x the per-pixel derivative; multiplying by a power of
 /// two is exact, so the levels read are those of a float Sobel scaled by 1/8.
 /// (It must stay a power of two: [`Gradients::along`] scales once, after
@@ -89,7 +93,7 @@ impl Gradients {
         // check a row. The array holds a pixel past the frame for the last one's two ([`Gradients::g`]).
         let planes = self.g.as_flattened();
         let (top, bot) = (6 * i, 6 * (i + self.w));
-        let (Some(top), Some(bot)) = (planes.get(top..top + 14), planes.get(bot..bot + 14)) else { return 0.0 };
+        let (Some(top), Some(bot)) = (planes.get(top..top + RUN_PLANES), planes.get(bot..bot + RUN_PLANES)) else { return 0.0 };
         let lanes = |run: &[i16]| -> f32x8 {
             let run: [i16; 8] = std::array::from_fn(|k| run[k]);
             f32x8::from_i32x8(i32x8::from_i16x8(i16x8::new(run)))
@@ -119,16 +123,15 @@ impl Gradients {
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let i = p[1] as i32 as usize * self.w + p[0] as i32 as usize;
-            let planes = self.g.as_ptr().cast::<i8>();
-            // 12 bytes a pixel (its six planes); the pixel and the one below it.
+            let planes = self.g.as_flattened().as_ptr();
+            // The pixel's run and the one below it: each run's first and last plane name its one or two cache lines.
             for row in [i, i + self.w] {
-                // A run is 28 bytes from the pixel's first plane: its first and last byte name its one or two lines.
-                let at = planes.wrapping_add(12 * row);
+                let (first, last) = (planes.wrapping_add(6 * row), planes.wrapping_add(6 * row + RUN_PLANES - 1));
                 // SAFETY: a prefetch reads nothing the program sees and never faults, whatever the address (SSE is in
                 // every x86-64 processor).
                 unsafe {
-                    _mm_prefetch::<_MM_HINT_T0>(at);
-                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(27));
+                    _mm_prefetch::<_MM_HINT_T0>(first.cast());
+                    _mm_prefetch::<_MM_HINT_T0>(last.cast());
                 }
             }
         }
