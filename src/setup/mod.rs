@@ -32,42 +32,17 @@
 pub mod joint;
 pub mod points;
 pub mod refine;
+pub mod start;
 
 use crate::board::Board;
 use crate::calibrate::DUPLICATE_MAX_MEAN_PX;
 use crate::camera::{Camera, CameraError, CameraPose, Distortion, KannalaBrandt, LensModel};
 use crate::frame::{Frame, FrameError};
 use crate::locate::{locate_from_points, BoardPose, Correspondence, LocateConfig, LocateError, Locator};
+pub use start::focal_guesses;
+use start::{automatic_start, Ladder};
 use crate::undistort::Undistorter;
 use serde::Serialize;
-
-/// The automatic start's ladder of focal-length guesses, as multiples of the image width: (first, last, ratio).
-///
-/// Brown lenses: from 0.3 (about 118 degrees across the width) to about 2.3 (25 degrees), the range of webcams,
-/// phone and action cameras over a board, in 25 % steps: `locate` finds a board seen through a mildly distorted
-/// lens from a focal length some 15 % off, so one guess is always near enough.
-pub const BROWN_GUESSES: (f64, f64, f64) = (0.3, 2.3, 1.25);
-/// Fisheye lenses: from 0.25 (an equidistant fisheye's 229 degrees across the width; the frame's corners beyond
-/// its circle) to 1.0, in 4 % steps: a fisheye's focal length is also its distortion, and a few per cent off
-/// bends the board's straight edges past what `locate`'s straight-line search accepts.
-pub const FISHEYE_GUESSES: (f64, f64, f64) = (0.25, 1.0, 1.04);
-/// The ladder stops this many guesses after its best confirmed fit when none of them fits better.
-const GUESSES_PAST_BEST: usize = 3;
-
-/// The automatic start's focal-length guesses for a lens model, px for an image `width` px wide.
-pub fn focal_guesses(lens: LensModel, width: u32) -> Vec<f64> {
-    let (first, last, ratio) = match lens {
-        LensModel::Brown => BROWN_GUESSES,
-        LensModel::Fisheye => FISHEYE_GUESSES,
-    };
-    let mut out = Vec::new();
-    let mut k = first;
-    while k <= last * (1.0 + 1e-9) {
-        out.push(k * width as f64);
-        k *= ratio;
-    }
-    out
-}
 
 /// The assumption a set-up makes of the principal point unless several frames fix it.
 const PRINCIPAL_POINT_ASSUMED: &str = "principal point at the image centre";
@@ -231,9 +206,10 @@ pub fn setup_with_progress(board: &Board, frames: &[Frame], points: Option<&[Cor
     let cfg = &SetupConfig { locate: LocateConfig { weigh_edges_alike: false, ..cfg.locate }, ..*cfg };
     let mut used: Vec<usize> = (0..frames.len()).collect();
     let mut left_out = Vec::new();
+    let mut ladder = Ladder::default();
     loop {
         let chosen: Vec<Frame> = used.iter().map(|&i| frames[i].clone()).collect();
-        match setup_frames(board, &chosen, points, cfg, progress) {
+        match setup_frames(board, &chosen, &used, points, cfg, progress, &mut ladder) {
             Ok(mut est) => {
                 est.frames_used = used;
                 est.frames_left_out = left_out;
@@ -294,8 +270,9 @@ fn renumbered(e: SetupError, used: &[usize]) -> SetupError {
     }
 }
 
-/// One set-up from exactly these frames (the frames' indices in its errors are theirs among them).
-fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence]>, cfg: &SetupConfig, progress: &dyn Fn(&str)) -> Result<CameraSetup, SetupError> {
+/// One set-up from exactly these frames (the frames' indices in its errors are theirs among them; `ids` are their
+/// indices among those given, under which `ladder` keeps what the automatic start read in them).
+fn setup_frames(board: &Board, frames: &[Frame], ids: &[usize], points: Option<&[Correspondence]>, cfg: &SetupConfig, progress: &dyn Fn(&str), ladder: &mut Ladder) -> Result<CameraSetup, SetupError> {
     let first = frames.first().ok_or(SetupError::NoFrames)?;
     let (w, h) = (first.width(), first.height());
     for (index, f) in frames.iter().enumerate() {
@@ -352,7 +329,7 @@ fn setup_frames(board: &Board, frames: &[Frame], points: Option<&[Correspondence
             (SetupStart::Points, camera, vec![pose])
         }
         None => {
-            let (camera, poses) = automatic_start(board, frames, cfg, progress)?;
+            let (camera, poses) = automatic_start(board, frames, ids, cfg, progress, ladder)?;
             if let Some((index, same_as, mean_px)) = repeated_view(board, &camera, &poses) {
                 return Err(SetupError::RepeatedView { index, same_as, mean_px });
             }
@@ -403,75 +380,4 @@ fn repeated_view(board: &Board, camera: &Camera, poses: &[CameraPose]) -> Option
         d.map(|d| d.iter().sum::<f64>() / d.len() as f64)
     };
     (1..poses.len()).find_map(|j| (0..j).find_map(|i| mean_apart(&poses[i], &poses[j]).filter(|d| *d < DUPLICATE_MAX_MEAN_PX).map(|d| (j, i, d))))
-}
-
-/// The automatic start: each frame located under the ladder of focal-length guesses; the guess whose fits (confirmed
-/// or the best candidate) leave the smallest edge residual over all frames.
-fn automatic_start(board: &Board, frames: &[Frame], cfg: &SetupConfig, progress: &dyn Fn(&str)) -> Result<(Camera, Vec<CameraPose>), SetupError> {
-    let (w, h) = (frames[0].width(), frames[0].height());
-    let fov = |f: f64| 2.0 * (0.5 * w as f64 / f).atan().to_degrees();
-    let guesses = match cfg.focal_px {
-        Some(f) => vec![f],
-        None => focal_guesses(cfg.lens, w),
-    };
-    let mut locator = Locator::new(board, cfg.locate);
-    // (confirmed in every frame, score, camera, poses): a guess whose fits locate confirms beats any that it
-    // refuses; among equals the larger score wins (inlier edge samples times their share of the samples in view,
-    // as locate ranks its own candidates: a per-sample residual alone favours a fit that sees little).
-    let mut best: Option<(bool, f64, Camera, Vec<CameraPose>)> = None;
-    let mut since_best = 0usize;
-    let mut last_reason = String::from("no focal length tried");
-    let mut unfound = 0usize;
-    for (k, &f) in guesses.iter().enumerate() {
-        if best.as_ref().is_some_and(|b| b.0) && since_best >= GUESSES_PAST_BEST {
-            break;
-        }
-        progress(&format!("looking for the board with a lens {:.0} degrees wide (guess {} of at most {})", fov(f), k + 1, guesses.len()));
-        since_best += 1;
-        let camera = centred_camera(w, h, f, cfg.lens);
-        let mut und = Undistorter::new(camera, Default::default())?;
-        let mut poses = Vec::with_capacity(frames.len());
-        let mut score = 0.0;
-        let mut confirmed = true;
-        for (index, frame) in frames.iter().enumerate() {
-            let u = und.run(frame)?;
-            // A guess a few per cent off leaves the board's edges a little bent or stretched, and locate's verdict
-            // may refuse the right pose for it: its best candidate may still start the refinement, whose result
-            // faces the verdict again with the refined camera.
-            let found = match locator.run(&u) {
-                Ok(bp) => Some(bp.pose),
-                Err(e) if e.is_refusal() => {
-                    last_reason = format!("at {:.0} degrees: {e}", fov(f));
-                    unfound = index;
-                    confirmed = false;
-                    // Two readings of the board that fit alike are no camera a few per cent off: refining the
-                    // leading one would only pick it (real sjoelbak photo 153016, its focal length given: the back
-                    // wall's top edge read as its foot, 37 px off, then set up with a sigma of 0.9 mm).
-                    if matches!(e, LocateError::Ambiguous { .. }) {
-                        break;
-                    }
-                    locator.last_candidate()
-                }
-                Err(e) => return Err(e.into()),
-            };
-            let Some(pose) = found else { break };
-            let Some(fit) = locator.edge_fit(&u, pose)? else { break };
-            score += (fit.inliers * fit.inliers) as f64 / fit.samples.max(1) as f64;
-            poses.push(fit.pose);
-        }
-        let better = |b: &(bool, f64, Camera, Vec<CameraPose>)| (confirmed, score) > (b.0, b.1);
-        if poses.len() == frames.len() && best.as_ref().is_none_or(better) {
-            best = Some((confirmed, score, camera, poses));
-            since_best = 0;
-        }
-    }
-    let Some((_, _, camera, poses)) = best else {
-        return Err(SetupError::BoardNotFound {
-            index: unfound,
-            min_fov_deg: fov(guesses[guesses.len() - 1]),
-            max_fov_deg: fov(guesses[0]),
-            reason: last_reason,
-        });
-    };
-    Ok((camera, poses))
 }
