@@ -169,17 +169,13 @@ fn check_frames(set: &str, given: &[usize], cfg: SetupConfig, max_focal: f64, ma
 /// the focal length and k1 along a valley (`an_equidistant_fisheye_is_set_up_from_four_typed_points`), three at
 /// different slants close it, and fix the principal point besides (8.5 px off the centre in this camera).
 /// Measured: fx +1.2 %, the principal point within 2 px, the boards within 0.6, 1.0 and 1.0 px.
+///
+/// Given a fourth frame the board is not confirmed in, the set-up leaves it out, and says so with the reason, rather
+/// than refusing: the set's frame 3, whose target end glare hides (`locate` refuses it even with the true camera).
+/// The camera is then the other three's (`setup` from frames 0-2 alone writes the same JSON). One test for both:
+/// the set-up from four frames sets up from the three again, and a test of them alone cost the suite 30 s more.
 #[test]
-fn a_fisheye_is_set_up_from_three_frames() {
-    let est = check_frames("holeyboard-fisheye", &[0, 1, 2], SetupConfig { lens: LensModel::Fisheye, ..SetupConfig::default() }, AUTO_FOCAL, AUTO_PX);
-    assert!(est.frames_left_out.is_empty() && est.frames_used == [0, 1, 2], "{:?} {:?}", est.frames_used, est.frames_left_out);
-}
-
-/// Of several frames, one the board is not confirmed in is left out, and said so with the reason, not the set-up
-/// refused: the fisheye set's frame 3, whose target end glare hides (`locate` refuses it even with the true camera).
-/// The camera is then set up from the other three, as from them alone.
-#[test]
-fn a_frame_the_board_is_not_confirmed_in_is_left_out() {
+fn a_fisheye_is_set_up_from_three_frames_and_a_fourth_the_board_is_not_confirmed_in_is_left_out() {
     let est = check_frames("holeyboard-fisheye", &[0, 1, 2, 3], SetupConfig { lens: LensModel::Fisheye, ..SetupConfig::default() }, AUTO_FOCAL, AUTO_PX);
     assert_eq!(est.frames_used, [0, 1, 2]);
     assert_eq!(est.frames_left_out.len(), 1, "{:?}", est.frames_left_out);
