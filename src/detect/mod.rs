@@ -266,6 +266,10 @@ pub struct Unexplained {
 pub struct Detections {
     pub pieces: Vec<Detection>,
     pub unexplained: Vec<Unexplained>,
+    /// Why the frame's pieces as a whole are in doubt, beyond any one piece's (a view that cannot tell a pile of
+    /// discs from one disc): each makes the frame need review.
+    #[serde(default)]
+    pub doubts: Vec<String>,
 }
 
 /// The detector: its configuration, the board and camera it works for, its

@@ -326,6 +326,15 @@ impl<'a> Ctx<'a> {
         self.height_of_outline(fit.footprint.radius_mm, fit.height_mm, fit.rms_mm, fit.inliers, fit.mm_per_px, radius_mm)
     }
 
+    /// The least standard uncertainty (mm) of a height measured from the size of an outline of radius `radius_mm`
+    /// whose top lies at `top` (on the board, at its height): the radius's bias alone ([`RADIUS_BIAS_PX`]), however
+    /// many edges find it. `None` where the camera does not see the point.
+    pub fn height_from_size_floor_mm(&self, top: BoardPoint3, radius_mm: f64) -> Option<f64> {
+        let px_per_mm = crate::measure::px_per_mm(&self.geo.camera, &self.geo.pose, top)?;
+        let distance = self.geo.pose.centre().z_mm - top.z_mm;
+        Some(distance / radius_mm * RADIUS_BIAS_PX / px_per_mm)
+    }
+
     /// [`Ctx::height_from_size`] of a piece detected at its height `top_z_mm` ([`Ctx::finish`]): the free-radius
     /// outline's radius it kept, with the scatter of its centre fit (the free fit's is not kept, so the sigma is
     /// rough: a screen for measuring again); `None` where the free radius was not kept.

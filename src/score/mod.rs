@@ -436,6 +436,7 @@ impl Session {
         for u in &detections.unexplained {
             reasons.push(format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason));
         }
+        reasons.extend(detections.doubts.iter().cloned());
         reasons.extend(self.detector.team_doubts().iter().map(|d| format!("team colours: {d}")));
         let (teams, teams_source) = self.detector.teams();
         let teams = if needs_colour { teams.to_vec() } else { Vec::new() };
