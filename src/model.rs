@@ -422,7 +422,7 @@ mod tests {
         let board = Board::load("yocu-4").unwrap();
         let w = board.washer().unwrap().clone();
         let h = w.holes[0];
-        let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm, h.y_mm, -76.0 + 3.2)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm, h.y_mm, -76.0 + 3.2)], ..Default::default() };
         let before = d.pieces.clone();
         refine_washers(&board, &[state(0, [0.99, 0.99, 0.99, 0.0, 0.0, 0.0])], &[Team::Red], &mut d);
         let blue: Vec<_> = d.pieces.iter().filter(|p| p.team == Some(Team::Blue)).cloned().collect();
@@ -442,7 +442,7 @@ mod tests {
     fn a_confident_leaner_recalls_the_teams_washer_in_the_hole() {
         let board = Board::load("holeyboard").unwrap();
         let h = board.washer().unwrap().holes[0];
-        let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm + 10.0, h.y_mm, 3.2), washer(Team::Red, 0.0, 1000.0, 3.2)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm + 10.0, h.y_mm, 3.2), washer(Team::Red, 0.0, 1000.0, 3.2)], ..Default::default() };
         refine_washers(&board, &[state(0, [0.01, 0.97, 0.02, 0.0, 0.01, 0.0])], &Team::ALL, &mut d);
         assert_eq!(d.pieces.len(), 2);
         assert!(d.pieces[0].tilt_deg > 10.0 && d.pieces[0].doubt.is_none(), "{:?}", d.pieces[0]);
@@ -456,7 +456,7 @@ mod tests {
     fn an_unsure_leaner_on_a_cup_bottom_fit_is_flagged() {
         let board = Board::load("holeyboard").unwrap();
         let h = board.washer().unwrap().holes[1];
-        let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 3.2)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 3.2)], ..Default::default() };
         refine_washers(&board, &[state(1, [0.7, 0.0, 0.3, 0.0, 0.0, 0.0])], &Team::ALL, &mut d);
         let doubt = d.pieces[0].doubt.as_deref().unwrap_or_default();
         assert!(doubt.contains("p = 0.70") && doubt.contains("fits flat in the cup"), "{doubt}");
@@ -468,7 +468,7 @@ mod tests {
         let h = board.washer().unwrap().holes[1];
         // The outline fitted one washer's thickness above the cup's bottom
         // washer: a washer lying on another, not leaning.
-        let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 2.0 * 3.2)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm, h.y_mm, -76.0 + 2.0 * 3.2)], ..Default::default() };
         refine_washers(&board, &[state(1, [0.97, 0.0, 0.03, 0.0, 0.0, 0.0])], &Team::ALL, &mut d);
         let doubt = d.pieces[0].doubt.as_deref().unwrap_or_default();
         assert!(doubt.contains("fits flat in the cup") && !doubt.contains("p = "), "{doubt}");
@@ -478,7 +478,7 @@ mod tests {
     fn missing_flat_washers_are_added_in_the_cup_and_flagged() {
         let board = Board::load("yocu-4").unwrap();
         let h = board.washer().unwrap().holes[2];
-        let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm - 5.0, h.y_mm, -76.0 + 3.2)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![washer(Team::Red, h.x_mm - 5.0, h.y_mm, -76.0 + 3.2)], ..Default::default() };
         let unsure = {
             let mut d = d.clone();
             // Two red at only p = 0.8: the second is not added (ADD_P), the blue one is.
@@ -498,7 +498,7 @@ mod tests {
     fn a_detection_the_model_rules_out_is_flagged_not_removed() {
         let board = Board::load("holeyboard").unwrap();
         let h = board.washer().unwrap().holes[2];
-        let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm, h.y_mm, -76.0 + 3.2)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![washer(Team::Blue, h.x_mm, h.y_mm, -76.0 + 3.2)], ..Default::default() };
         refine_washers(&board, &[state(2, [0.0, 0.02, 0.0, 0.0, 0.03, 0.0])], &Team::ALL, &mut d);
         assert_eq!(d.pieces.len(), 1);
         assert!(d.pieces[0].doubt.as_deref().unwrap_or_default().contains("no blue washer"), "{:?}", d.pieces[0].doubt);
@@ -597,7 +597,7 @@ mod tests {
     #[test]
     fn other_boards_are_left_alone() {
         let board = Board::load("shuffleboard-22ft").unwrap();
-        let mut d = Detections { pieces: vec![washer(Team::Red, 0.0, 100.0, 3.2)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![washer(Team::Red, 0.0, 100.0, 3.2)], ..Default::default() };
         let before = d.clone();
         refine_washers(&board, &[state(0, [1.0; 6])], &Team::ALL, &mut d);
         assert_eq!(d, before);

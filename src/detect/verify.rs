@@ -331,8 +331,8 @@ impl<'a> Ctx<'a> {
     /// many edges find it. `None` where the camera does not see the point.
     pub fn height_from_size_floor_mm(&self, top: BoardPoint3, radius_mm: f64) -> Option<f64> {
         let px_per_mm = crate::measure::px_per_mm(&self.geo.camera, &self.geo.pose, top)?;
-        let distance = self.geo.pose.centre().z_mm - top.z_mm;
-        Some(distance / radius_mm * RADIUS_BIAS_PX / px_per_mm)
+        // An outline of the piece's own size at its height, its edges without scatter.
+        Some(self.height_of_outline(radius_mm, top.z_mm, 0.0, 1, 1.0 / px_per_mm, radius_mm).1)
     }
 
     /// [`Ctx::height_from_size`] of a piece detected at its height `top_z_mm` ([`Ctx::finish`]): the free-radius

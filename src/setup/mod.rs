@@ -39,10 +39,10 @@ use crate::calibrate::DUPLICATE_MAX_MEAN_PX;
 use crate::camera::{Camera, CameraError, CameraPose, Distortion, KannalaBrandt, LensModel};
 use crate::frame::{Frame, FrameError};
 use crate::locate::{locate_from_points, BoardPose, Correspondence, LocateConfig, LocateError, Locator};
-pub use start::focal_guesses;
-use start::{automatic_start, Ladder};
 use crate::undistort::Undistorter;
 use serde::Serialize;
+pub use start::focal_guesses;
+use start::{automatic_start, Ladder};
 
 /// The assumption a set-up makes of the principal point unless several frames fix it.
 const PRINCIPAL_POINT_ASSUMED: &str = "principal point at the image centre";

@@ -7,7 +7,7 @@ use crate::camera::{Camera, CameraPose, LensModel};
 use crate::frame::{Frame, Undistorted};
 use crate::locate::{LocateError, Locator};
 use crate::undistort::Undistorter;
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 
 /// The automatic start's ladder of focal-length guesses, as multiples of the image width: (first, last, ratio).
 ///
@@ -39,7 +39,7 @@ pub fn focal_guesses(lens: LensModel, width: u32) -> Vec<f64> {
 }
 
 /// What locating one frame under one focal-length guess gave.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct FrameAtGuess {
     /// Why `locate` refused the board, if it did (its message).
     refusal: Option<String>,
@@ -117,16 +117,14 @@ pub(super) fn automatic_start(board: &Board, frames: &[Frame], ids: &[usize], cf
         let mut score = 0.0;
         let mut confirmed = 0usize;
         for (index, (frame, &id)) in frames.iter().zip(ids).enumerate() {
-            let at = match ladder.read.get(&(id, f.to_bits())) {
-                Some(at) => at.clone(),
-                None => {
+            let at = match ladder.read.entry((id, f.to_bits())) {
+                Entry::Occupied(read) => read.into_mut(),
+                Entry::Vacant(slot) => {
                     let und = match &mut und {
                         Some(und) => und,
                         None => und.insert(Undistorter::new(camera, Default::default())?),
                     };
-                    let at = read_frame(&mut locator, &und.run(frame)?)?;
-                    ladder.read.insert((id, f.to_bits()), at.clone());
-                    at
+                    slot.insert(read_frame(&mut locator, &und.run(frame)?)?)
                 }
             };
             if let Some(reason) = &at.refusal {

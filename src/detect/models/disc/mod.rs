@@ -437,8 +437,7 @@ mod tests {
         let m = model();
         let mut d = Detections {
             pieces: vec![disc(150.0, 50.0, 13.0), disc(25.0, 50.0, 13.0), disc(-150.0, 50.0, 26.0), disc(100.0, 50.0, 33.0), disc(-190.0, -20.0, 13.0), disc(210.0, 60.0, 13.0)],
-            unexplained: vec![],
-            doubts: vec![],
+            ..Default::default()
         };
         m.settle_rests(&mut d);
         assert!(d.pieces[0].doubt.is_none(), "{:?}", d.pieces[0]);
@@ -456,20 +455,20 @@ mod tests {
     fn two_discs_read_flat_closer_than_a_diameter_are_a_stack_in_doubt() {
         let m = model();
         // External sj_02's compartment 1, located: a disc lying on another read flat 32 mm from its neighbour.
-        let mut d = Detections { pieces: vec![disc(-133.9, 28.2, 13.0), disc(-158.2, 49.3, 13.0), disc(-150.0, 95.0, 26.0)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![disc(-133.9, 28.2, 13.0), disc(-158.2, 49.3, 13.0), disc(-150.0, 95.0, 26.0)], ..Default::default() };
         m.settle_rests(&mut d);
         for p in &d.pieces[..2] {
             assert!(p.doubt.as_deref().unwrap_or_default().contains("overlap another disc read flat by 19.8 mm"), "{p:?}");
         }
         // Side by side, touching (a diameter apart, and the fits' error closer): both lie flat. A disc on a stack
         // over one of them is at another height.
-        let mut d = Detections { pieces: vec![disc(-150.0, 40.0, 13.0), disc(-150.0, 91.0, 13.0), disc(-150.0, 60.0, 26.0)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![disc(-150.0, 40.0, 13.0), disc(-150.0, 91.0, 13.0), disc(-150.0, 60.0, 26.0)], ..Default::default() };
         m.settle_rests(&mut d);
         assert!(d.pieces[..2].iter().all(|p| p.doubt.is_none()), "{:?}", d.pieces);
         // A pose known less well allows more: 6 mm of overlap is 3 sigmas of a 0.7 mm pose, for each disc.
         let board = Board::load("sjoelbak").unwrap();
         let loose = DiscModel::new(board.piece(), board.sjoelbak().unwrap(), board.surface.half_width(), 0.7);
-        let mut d = Detections { pieces: vec![disc(-150.0, 40.0, 13.0), disc(-150.0, 86.0, 13.0)], unexplained: vec![], doubts: vec![] };
+        let mut d = Detections { pieces: vec![disc(-150.0, 40.0, 13.0), disc(-150.0, 86.0, 13.0)], ..Default::default() };
         loose.settle_rests(&mut d);
         assert!(d.pieces.iter().all(|p| p.doubt.is_none()), "{:?}", d.pieces);
         m.settle_rests(&mut d);
