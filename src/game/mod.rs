@@ -4,8 +4,8 @@
 //!
 //! [`tracker`]: settled states to events (who threw, which pieces a throw moved or
 //! removed, the round's end, the board cleared); a state it cannot read unambiguously
-//! (several pieces arrived between two settled states, colour no piece explains) is an
-//! event marked for review, never a guess. [`journal`]: the journal that loses nothing
+//! (several pieces arrived between two settled states, colour no piece explains, a frame
+//! whose reading as a whole is in doubt) is an event marked for review, never a guess. [`journal`]: the journal that loses nothing
 //! (each line flushed and synced; a torn last line dropped on resume; amendments
 //! appended). [`Match`]: the watcher, the tracker and the journal together, frame by frame.
 

@@ -39,6 +39,9 @@ pub struct Tracker {
     next_number: BTreeMap<Option<Team>, u32>,
     /// Loose discs seen so far (their stand-in numbers).
     next_loose: u32,
+    /// Sjoelen: why the latest settled state with discs in view, whose reading of them the next
+    /// sub-turn event lists, is in doubt as a whole ([`frame_doubt`]).
+    doubt: Option<String>,
 }
 
 /// Sjoelen discs not (yet) in a compartment are numbered above this: disc numbers
@@ -64,6 +67,7 @@ impl Tracker {
             added: false,
             next_number: BTreeMap::new(),
             next_loose: 0,
+            doubt: None,
         };
         t.replay();
         Ok(t)
@@ -216,12 +220,7 @@ impl Tracker {
             return vec![MatchEvent::Ignored { frame, time_s, reason: "pieces moved or went with no piece thrown".into() }];
         }
         // The board after the throw: every piece in view with its id.
-        let mut review: Option<String> = None;
-        if m.new.len() > 1 && !self.crazy_eight_opening(&m.new) {
-            review = Some(ambiguous_reason(m.new.iter().map(|(id, _)| *id)));
-        } else if !report.unexplained.is_empty() {
-            review = Some(format!("{} patch(es) of colour no piece explains: a piece may be hidden", report.unexplained.len()));
-        }
+        let review = if m.new.len() > 1 && !self.crazy_eight_opening(&m.new) { Some(ambiguous_reason(m.new.iter().map(|(id, _)| *id))) } else { frame_doubt(report) };
         let thrower = self.thrower(&m.new);
         for id in &m.gone {
             self.known.remove(id);
@@ -246,9 +245,11 @@ impl Tracker {
         let m = self.assign(&pieces);
         let player = self.state.up_next.clone().unwrap_or_default();
         if pieces.is_empty() {
-            // Cleared: the turn's last sub-turn, if discs came since the last event.
+            // Cleared: the turn's last sub-turn, if discs came since the last event. Its discs are as the last
+            // settled state with discs in view read them, in doubt where that reading was.
             let out = if self.added {
-                let e = self.event(&player, frame, time_s, None);
+                let doubt = self.doubt.take();
+                let e = self.event(&player, frame, time_s, doubt);
                 self.push(e, Vec::new(), frame, time_s)
             } else {
                 Vec::new()
@@ -257,8 +258,10 @@ impl Tracker {
             self.next_number.clear();
             self.added = false;
             self.thrown = 0;
+            self.doubt = None;
             return out;
         }
+        self.doubt = frame_doubt(report);
         for id in &m.gone {
             self.known.remove(id);
         }
@@ -272,7 +275,7 @@ impl Tracker {
         if had_loose && !loose_now && m.new.is_empty() && self.added {
             self.added = false;
             self.thrown += 1;
-            let e = self.event(&player, frame, time_s, None);
+            let e = self.event(&player, frame, time_s, self.doubt.clone());
             let calls = m.calls();
             return self.push(e, calls, frame, time_s);
         }
@@ -441,6 +444,19 @@ impl Assignment<'_> {
     }
 }
 
+/// Why a settled state's reading as a whole is in doubt, if it is: colour no piece explains (a piece may be
+/// hidden), or the frame's own doubts (`FrameReport::doubts`: a damaged picture, piles of discs the view cannot see
+/// under, more pieces of a side than the game has). An event read from it is held for review: its pieces may be
+/// more, or others, than those listed. A single call close to its line is not this: the event's calls carry it.
+fn frame_doubt(report: &FrameReport) -> Option<String> {
+    let mut why: Vec<String> = Vec::new();
+    if !report.unexplained.is_empty() {
+        why.push(format!("{} patch(es) of colour no piece explains: a piece may be hidden", report.unexplained.len()));
+    }
+    why.extend(report.doubts.iter().cloned());
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
 /// The nearest free piece of `k`'s team and kind, within `within` mm if given.
 fn nearest(pieces: &[&PieceReport], free: &[bool], k: &Known, within: Option<f64>) -> Option<usize> {
     pieces
@@ -505,6 +521,87 @@ mod tests {
     fn fixture(name: &str) -> EventLog {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/events").join(format!("{name}.json"));
         serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("event log")
+    }
+
+    fn disc(x_mm: f64, y_mm: f64, compartment: Option<usize>) -> PieceReport {
+        PieceReport {
+            id: PieceId::disc(1),
+            kind: PieceKind::Disc,
+            team: None,
+            x_mm,
+            y_mm,
+            top_z_mm: 13.0,
+            tilt_deg: 0.0,
+            measured_by: Default::default(),
+            call: if compartment.is_some() { "compartment" } else { "none" }.into(),
+            value: compartment.map(|c| [1, 4, 3, 2][c]),
+            place: compartment,
+            boundary: crate::calls::Boundary::GateFront,
+            margin_mm: 50.0,
+            sigma_mm: 0.2,
+            review: false,
+            doubt: None,
+        }
+    }
+
+    fn settled_state(pieces: Vec<PieceReport>, doubts: &[&str]) -> FrameReport {
+        FrameReport {
+            format: crate::score::REPORT_FORMAT,
+            image: None,
+            board: "sjoelbak".into(),
+            pose: crate::score::PoseReport::trusted(&crate::camera::CameraPose::from_rvec_tvec([0.0; 3], [0.0, 0.0, 1000.0])),
+            pieces,
+            unexplained: vec![],
+            teams: vec![],
+            teams_source: Default::default(),
+            weight_cap: None,
+            score: None,
+            needs_review: !doubts.is_empty(),
+            review_reasons: doubts.iter().map(|d| d.to_string()).collect(),
+            doubts: doubts.iter().map(|d| d.to_string()).collect(),
+        }
+    }
+
+    /// The review each sub-turn event of a sjoelen turn is marked with, the settled states' doubts as given: a disc
+    /// thrown into the field, then collected into the 1-point compartment (the sub-turn's event); a second thrown
+    /// straight into the 3-point one and the board seen so twice; then cleared (the turn's last event, its discs as the last
+    /// state with discs in view read them).
+    fn sjoelen_reviews(doubts: [&[&str]; 5]) -> Vec<Option<String>> {
+        let log = fixture("sjoelen");
+        let cfg = MatchConfig { rules: Rules::Sjoelen, options: Vec::new(), board: "sjoelbak".into(), first: None, players: log.players.clone(), start_scores: BTreeMap::new() };
+        let board = Board::load("sjoelbak").expect("board");
+        let mut t = Tracker::new(&cfg, &board, EventLog { events: Vec::new(), ..log }).expect("tracker");
+        let (field, first, second) = (disc(0.0, 900.0, None), disc(-150.0, 40.0, Some(0)), disc(50.0, 40.0, Some(2)));
+        let states = [vec![field], vec![first.clone()], vec![first.clone(), second.clone()], vec![first, second], vec![]];
+        let mut reviews = Vec::new();
+        for (k, (pieces, d)) in states.into_iter().zip(doubts).enumerate() {
+            for e in t.settled(k as u64, k as f64, &settled_state(pieces, d)) {
+                if let MatchEvent::Throw { entry, .. } = e {
+                    reviews.push(entry.review);
+                }
+            }
+        }
+        reviews
+    }
+
+    /// A settled state whose reading as a whole is in doubt (here piles of discs the view cannot see under) holds
+    /// for review the sub-turn event whose discs it lists: the one made from it, and the turn's last, made when the
+    /// board is cleared from the discs the last state with discs in view read. A doubt in a state the event's discs
+    /// were not read from (the field's, before the disc was collected; one the board was seen again after) holds
+    /// nothing.
+    #[test]
+    fn a_sjoelen_sub_turn_read_from_a_frame_in_doubt_is_held_for_review() {
+        let pile = "the discs counted may lie on others this view cannot see";
+        let clear = sjoelen_reviews([&[], &[], &[], &[], &[]]);
+        assert_eq!(clear, vec![None, None], "two events (one collected, one cleared), none held");
+        let collected = sjoelen_reviews([&[], &[pile], &[], &[], &[]]);
+        assert!(collected[0].as_deref().is_some_and(|r| r.contains(pile)), "{collected:?}");
+        assert_eq!(collected[1], None);
+        let cleared = sjoelen_reviews([&[], &[], &[], &[pile], &[]]);
+        assert_eq!(cleared[0], None);
+        assert!(cleared[1].as_deref().is_some_and(|r| r.contains(pile)), "{cleared:?}");
+        assert_eq!(sjoelen_reviews([&[pile], &[], &[], &[], &[]]), clear, "the field's state, read again once the disc is collected");
+        assert_eq!(sjoelen_reviews([&[], &[], &[pile], &[], &[]]), clear, "a state read again with no doubt before the board is cleared");
     }
 
     /// Over every prefix of every game's whole log, `up_next` names the thrower of the

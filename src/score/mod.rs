@@ -224,6 +224,11 @@ pub struct FrameReport {
     /// the pieces do not add up: a person should look before the score stands.
     pub needs_review: bool,
     pub review_reasons: Vec<String>,
+    /// What puts the frame's reading as a whole in doubt, not one piece's call (each is among
+    /// `review_reasons` too): a damaged picture, piles of discs the view cannot see under, more
+    /// pieces of a side than the game has. A match holds the event read from such a frame for review.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<String>,
 }
 
 /// A weight's cap as a frame was read with it.
@@ -426,6 +431,9 @@ impl Session {
         let mut detections = detections?;
         let board = &self.board;
         let pieces = call_pieces(board, &mut detections, foul, pose.position_sigma_mm);
+        // The frame's own doubts (not one piece's): the picture's, the detector's, a side's surplus (below).
+        let mut doubts = quality.doubts();
+        doubts.extend(detections.doubts.iter().cloned());
         let mut reasons = quality.doubts();
         for p in pieces.iter().filter(|p| p.review) {
             reasons.push(match &p.doubt {
@@ -447,6 +455,7 @@ impl Session {
             for team in [Some(Team::Red), Some(Team::Blue), None] {
                 let n = pieces.iter().filter(|p| p.team == team).count();
                 if n > max {
+                    doubts.push(format!("{n} pieces of one side seen, the game has {max}"));
                     reasons.push(format!("{n} pieces of one side seen, the game has {max}"));
                 }
             }
@@ -464,6 +473,7 @@ impl Session {
             score: None,
             needs_review: !reasons.is_empty(),
             review_reasons: reasons,
+            doubts,
         };
         Ok(report)
     }
@@ -687,6 +697,7 @@ mod tests {
             score: None,
             needs_review: false,
             review_reasons: vec![],
+            doubts: vec![],
         };
         let game = RoundScoring { rules: crate::rules::Rules::KnockOff, options: vec![], first: Team::Red };
         report.add_round_score(&game, &board);

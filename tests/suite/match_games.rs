@@ -121,6 +121,7 @@ video!(knock_off, games::knock_off());
 video!(yocu, games::yocu(false));
 video!(yocu_planted, games::yocu(true));
 video!(sjoelen, games::sjoelen());
+video!(sjoelen_small, games::sjoelen_at(games::SCALE));
 
 fn assert_final_state(got: &EventLog, truth: &EventLog) {
     let (g, t) = (played(got), played(truth));
@@ -161,6 +162,19 @@ fn a_sjoelen_turn_is_scored_sub_turn_by_sub_turn() {
     assert_same_log(got, &v.expected);
     assert_final_state(got, &v.truth);
     assert_eq!(got.events.len(), 3, "three sub-turns");
+}
+
+/// The same turn seen at half the size: no disc's outline there tells a pile from one disc, so every frame's counts
+/// are in doubt (`FrameReport::doubts`) and every sub-turn's event is held for review with that reason, never
+/// scored as if the count were sure.
+#[test]
+fn a_sjoelen_turn_seen_too_coarsely_to_tell_piles_is_held_for_review() {
+    let (v, got) = sjoelen_small();
+    assert_eq!(got.events.len(), v.expected.events.len(), "the same sub-turns are read");
+    for (i, e) in got.events.iter().enumerate() {
+        assert!(e.review.as_deref().is_some_and(|r| r.contains("may lie on others this view cannot see")), "event {i}: {:?}", e.review);
+    }
+    assert_eq!(played(got).status, Status::NeedsReview);
 }
 
 #[test]

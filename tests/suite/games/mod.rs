@@ -13,6 +13,8 @@ use std::path::PathBuf;
 
 /// The videos' cameras at half the fixtures' 1280x960: 640x480.
 pub const SCALE: f64 = 0.5;
+/// The sjoelen turn's camera at the fixtures' full 1280x960 (see [`sjoelen`]).
+pub const SJOELEN_SCALE: f64 = 1.0;
 
 /// A washer's centre lying flat on a cup's floor: the cup's depth (76 mm) less half a
 /// washer's thickness (3.2 mm).
@@ -139,6 +141,11 @@ pub fn yocu(planted: bool) -> GameScript {
 /// the order they are first listed in a compartment (as `match` numbers them); the loose
 /// ones, never listed, take numbers no listed disc has.
 pub fn sjoelen() -> GameScript {
+    sjoelen_at(SJOELEN_SCALE)
+}
+
+/// [`sjoelen`] with its camera at `scale` of the fixtures' 1280x960.
+pub fn sjoelen_at(scale: f64) -> GameScript {
     let (y_in, y_loose) = (45.0, 300.0);
     let a = "anna";
     let steps = vec![
@@ -154,7 +161,10 @@ pub fn sjoelen() -> GameScript {
     ];
     let mut h = header("sjoelen", None, &[]);
     h.players = vec![a.into()];
-    GameScript { scene: scene("16-sjoelbak-plain"), scale: SCALE, header: h, steps }
+    // At the fixtures' full size: at half, no disc's outline tells a pile from one disc (every frame's counts in
+    // doubt, every sub-turn held for review); a view with no glare where discs count (scene 16's hard light leaves
+    // a patch of disc colour by the gate, which would hold each one too).
+    GameScript { scene: scene("20-sjoelbak-plain"), scale, header: h, steps }
 }
 
 /// A Crazy Eight frame on the 22-ft board's target end (trey line 152.4, deuce line
