@@ -287,15 +287,17 @@ fn setup_frames(board: &Board, frames: &[Frame], ids: &[usize], points: Option<&
     if let Some(f) = cfg.focal_px {
         assumptions.push(format!("the focal length given ({f:.1} px), not estimated: its sigma is not measured"));
     }
-    if !cfg.distortion {
-        assumptions.push(
-            match cfg.lens {
-                LensModel::Brown => "no radial distortion",
-                LensModel::Fisheye => "an equidistant fisheye (theta_d = theta)",
-            }
-            .into(),
-        );
-    }
+    // The radial distortion estimated is the lens model's first coefficient: a lens bending further out by the
+    // higher ones is read with k1 taking their part, and the focal length with it (the sigmas do not take that in).
+    assumptions.push(
+        match (cfg.distortion, cfg.lens) {
+            (false, LensModel::Brown) => "no radial distortion",
+            (false, LensModel::Fisheye) => "an equidistant fisheye (theta_d = theta)",
+            (true, LensModel::Brown) => "radial distortion by k1 alone (k2 = k3 = 0)",
+            (true, LensModel::Fisheye) => "the fisheye's distortion by k1 alone (k2 = k3 = k4 = 0)",
+        }
+        .into(),
+    );
     let (start, camera, poses) = match points {
         Some(pts) => {
             if frames.len() != 1 {
