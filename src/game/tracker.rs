@@ -42,6 +42,9 @@ pub struct Tracker {
     /// Sjoelen: why the latest settled state with discs in view, whose reading of them the next
     /// sub-turn event lists, is in doubt as a whole ([`frame_doubt`]).
     doubt: Option<String>,
+    /// Sjoelen: discs listed in a compartment that went from view since the last event while the board
+    /// was not cleared (a disc in a compartment stays there: one on top of it hides it, or it was missed).
+    vanished: Vec<PieceId>,
 }
 
 /// Sjoelen discs not (yet) in a compartment are numbered above this: disc numbers
@@ -68,6 +71,7 @@ impl Tracker {
             next_number: BTreeMap::new(),
             next_loose: 0,
             doubt: None,
+            vanished: Vec::new(),
         };
         t.replay();
         Ok(t)
@@ -248,8 +252,8 @@ impl Tracker {
             // Cleared: the turn's last sub-turn, if discs came since the last event. Its discs are as the last
             // settled state with discs in view read them, in doubt where that reading was.
             let out = if self.added {
-                let doubt = self.doubt.take();
-                let e = self.event(&player, frame, time_s, doubt);
+                let review = self.sub_turn_review();
+                let e = self.event(&player, frame, time_s, review);
                 self.push(e, Vec::new(), frame, time_s)
             } else {
                 Vec::new()
@@ -259,11 +263,14 @@ impl Tracker {
             self.added = false;
             self.thrown = 0;
             self.doubt = None;
+            self.vanished.clear();
             return out;
         }
         self.doubt = frame_doubt(report);
         for id in &m.gone {
-            self.known.remove(id);
+            if self.known.remove(id).is_some_and(|k| k.state.is_some_and(|s| s.compartment.is_some())) {
+                self.vanished.push(*id);
+            }
         }
         for (id, p) in m.moved.iter().chain(m.kept.iter()).chain(m.new.iter()) {
             self.known.insert(*id, known_of(p, *id));
@@ -275,11 +282,26 @@ impl Tracker {
         if had_loose && !loose_now && m.new.is_empty() && self.added {
             self.added = false;
             self.thrown += 1;
-            let e = self.event(&player, frame, time_s, self.doubt.clone());
+            let review = self.sub_turn_review();
+            let e = self.event(&player, frame, time_s, review);
             let calls = m.calls();
             return self.push(e, calls, frame, time_s);
         }
         Vec::new()
+    }
+
+    /// Why a sjoelen sub-turn's event is held for review, if it is: the doubt of the state its discs were read from
+    /// ([`frame_doubt`]), and the discs listed in a compartment that went from view since the last event (a pile's
+    /// lower disc the camera cannot see, or a disc missed: the count may be short). Taken: the next event starts
+    /// afresh.
+    fn sub_turn_review(&mut self) -> Option<String> {
+        let mut why: Vec<String> = self.doubt.take().into_iter().collect();
+        if !self.vanished.is_empty() {
+            let names: Vec<String> = self.vanished.iter().map(|id| id.to_string()).collect();
+            why.push(format!("{} listed in a compartment and no longer seen, the board not cleared: under another disc (a pile), or missed", names.join(", ")));
+            self.vanished.clear();
+        }
+        (!why.is_empty()).then(|| why.join("; "))
     }
 
     /// Adds the event to the log and scores the game again. An event the rules engine
@@ -602,6 +624,32 @@ mod tests {
         assert!(cleared[1].as_deref().is_some_and(|r| r.contains(pile)), "{cleared:?}");
         assert_eq!(sjoelen_reviews([&[pile], &[], &[], &[], &[]]), clear, "the field's state, read again once the disc is collected");
         assert_eq!(sjoelen_reviews([&[], &[], &[pile], &[], &[]]), clear, "a state read again with no doubt before the board is cleared");
+    }
+
+    /// A disc listed in a compartment that goes from view while the board is not cleared (a disc thrown onto it hides
+    /// it, or the frame missed it) holds the next sub-turn's event for review, naming it: the count may be short. A
+    /// loose disc collected from the field goes from view too, and holds nothing.
+    #[test]
+    fn a_disc_in_a_compartment_gone_from_view_holds_the_sub_turn_for_review() {
+        let log = fixture("sjoelen");
+        let cfg = MatchConfig { rules: Rules::Sjoelen, options: Vec::new(), board: "sjoelbak".into(), first: None, players: log.players.clone(), start_scores: BTreeMap::new() };
+        let board = Board::load("sjoelbak").expect("board");
+        let mut t = Tracker::new(&cfg, &board, EventLog { events: Vec::new(), ..log }).expect("tracker");
+        let (field, first, second) = (disc(0.0, 900.0, None), disc(-150.0, 40.0, Some(0)), disc(50.0, 40.0, Some(2)));
+        // The first disc collected into the 1-point compartment (an event, nothing held); the second thrown into the
+        // 3-point one; the first then gone from view; the board cleared.
+        let states = [vec![field], vec![first.clone()], vec![first, second.clone()], vec![second], vec![]];
+        let mut reviews = Vec::new();
+        for (k, pieces) in states.into_iter().enumerate() {
+            for e in t.settled(k as u64, k as f64, &settled_state(pieces, &[])) {
+                if let MatchEvent::Throw { entry, .. } = e {
+                    reviews.push(entry.review);
+                }
+            }
+        }
+        assert_eq!(reviews.len(), 2, "{reviews:?}");
+        assert_eq!(reviews[0], None, "the loose disc collected");
+        assert!(reviews[1].as_deref().is_some_and(|r| r.contains("disc#1") && r.contains("no longer seen")), "{reviews:?}");
     }
 
     /// Over every prefix of every game's whole log, `up_next` names the thrower of the
