@@ -39,11 +39,11 @@ pub struct Tracker {
     next_number: BTreeMap<Option<Team>, u32>,
     /// Loose discs seen so far (their stand-in numbers).
     next_loose: u32,
-    /// Sjoelen: why the latest settled state with discs in view, whose reading of them the next
-    /// sub-turn event lists, is in doubt as a whole ([`frame_doubt`]).
+    /// Why the latest settled state with pieces in view, whose reading of them the next event lists,
+    /// is in doubt as a whole ([`frame_doubt`]).
     doubt: Option<String>,
-    /// Sjoelen: discs listed in a compartment that went from view since the last event while the board
-    /// was not cleared (a disc in a compartment stays there: one on top of it hides it, or it was missed).
+    /// Pieces listed in a hole or compartment that went from view since the last event while the board
+    /// was not cleared ([`Tracker::forget`]).
     vanished: Vec<PieceId>,
 }
 
@@ -202,6 +202,7 @@ impl Tracker {
                 self.thrown = 0;
                 self.known.clear();
                 self.next_number.clear();
+                self.vanished.clear();
                 return vec![MatchEvent::Cleared { frame, time_s }];
             }
             return Vec::new();
@@ -215,20 +216,21 @@ impl Tracker {
                 return Vec::new();
             }
             // The board as it now is: the next event lists it so.
-            for id in &m.gone {
-                self.known.remove(id);
-            }
+            self.forget(&m.gone);
             for (id, p) in &m.moved {
                 self.known.insert(*id, known_of(p, *id));
             }
             return vec![MatchEvent::Ignored { frame, time_s, reason: "pieces moved or went with no piece thrown".into() }];
         }
         // The board after the throw: every piece in view with its id.
-        let review = if m.new.len() > 1 && !self.crazy_eight_opening(&m.new) { Some(ambiguous_reason(m.new.iter().map(|(id, _)| *id))) } else { frame_doubt(report) };
+        let ambiguous = (m.new.len() > 1 && !self.crazy_eight_opening(&m.new)).then(|| ambiguous_reason(m.new.iter().map(|(id, _)| *id)));
         let thrower = self.thrower(&m.new);
-        for id in &m.gone {
-            self.known.remove(id);
-        }
+        self.forget(&m.gone);
+        self.doubt = frame_doubt(report);
+        let review = match (ambiguous, self.held_because()) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
         for (id, p) in m.moved.iter().chain(m.kept.iter()).chain(m.new.iter()) {
             self.known.insert(*id, known_of(p, *id));
         }
@@ -252,7 +254,7 @@ impl Tracker {
             // Cleared: the turn's last sub-turn, if discs came since the last event. Its discs are as the last
             // settled state with discs in view read them, in doubt where that reading was.
             let out = if self.added {
-                let review = self.sub_turn_review();
+                let review = self.held_because();
                 let e = self.event(&player, frame, time_s, review);
                 self.push(e, Vec::new(), frame, time_s)
             } else {
@@ -267,11 +269,7 @@ impl Tracker {
             return out;
         }
         self.doubt = frame_doubt(report);
-        for id in &m.gone {
-            if self.known.remove(id).is_some_and(|k| k.state.is_some_and(|s| s.compartment.is_some())) {
-                self.vanished.push(*id);
-            }
-        }
+        self.forget(&m.gone);
         for (id, p) in m.moved.iter().chain(m.kept.iter()).chain(m.new.iter()) {
             self.known.insert(*id, known_of(p, *id));
         }
@@ -282,7 +280,7 @@ impl Tracker {
         if had_loose && !loose_now && m.new.is_empty() && self.added {
             self.added = false;
             self.thrown += 1;
-            let review = self.sub_turn_review();
+            let review = self.held_because();
             let e = self.event(&player, frame, time_s, review);
             let calls = m.calls();
             return self.push(e, calls, frame, time_s);
@@ -290,15 +288,26 @@ impl Tracker {
         Vec::new()
     }
 
-    /// Why a sjoelen sub-turn's event is held for review, if it is: the doubt of the state its discs were read from
-    /// ([`frame_doubt`]), and the discs listed in a compartment that went from view since the last event (a pile's
-    /// lower disc the camera cannot see, or a disc missed: the count may be short). Taken: the next event starts
+    /// Drops the pieces `gone` from the board as known, noting those listed in a hole or a compartment: a washer in
+    /// a cup or leaning on its rim, a disc in a compartment, stays there (another landing on it hides it, or the
+    /// frame missed it), where a weight or a washer on the board is knocked off.
+    fn forget(&mut self, gone: &[PieceId]) {
+        for id in gone {
+            if self.known.remove(id).is_some_and(|k| k.state.is_some_and(|s| s.hole.or(s.compartment).is_some())) {
+                self.vanished.push(*id);
+            }
+        }
+    }
+
+    /// Why the event now written is held for review, if it is: the doubt of the state its pieces were read from
+    /// ([`frame_doubt`]), and the pieces listed in a hole or compartment that went from view since the last event
+    /// ([`Tracker::forget`]: one under another, or missed; the count may be short). Taken: the next event starts
     /// afresh.
-    fn sub_turn_review(&mut self) -> Option<String> {
+    fn held_because(&mut self) -> Option<String> {
         let mut why: Vec<String> = self.doubt.take().into_iter().collect();
         if !self.vanished.is_empty() {
             let names: Vec<String> = self.vanished.iter().map(|id| id.to_string()).collect();
-            why.push(format!("{} listed in a compartment and no longer seen, the board not cleared: under another disc (a pile), or missed", names.join(", ")));
+            why.push(format!("{} listed in a hole or compartment and no longer seen, the board not cleared: under another piece, or missed", names.join(", ")));
             self.vanished.clear();
         }
         (!why.is_empty()).then(|| why.join("; "))
@@ -650,6 +659,51 @@ mod tests {
         assert_eq!(reviews.len(), 2, "{reviews:?}");
         assert_eq!(reviews[0], None, "the loose disc collected");
         assert!(reviews[1].as_deref().is_some_and(|r| r.contains("disc#1") && r.contains("no longer seen")), "{reviews:?}");
+    }
+
+    /// The same on a washer board: a red washer in a cup, then (red's four thrown) a blue one landing on it, which
+    /// hides it: the blue throw's event is held, naming the red washer.
+    #[test]
+    fn a_washer_in_a_cup_gone_from_view_holds_the_next_throw_for_review() {
+        let cfg = MatchConfig { rules: Rules::Yocu4, options: Vec::new(), board: "yocu-4".into(), first: Some("red".into()), players: Vec::new(), start_scores: BTreeMap::new() };
+        let board = Board::load("yocu-4").expect("board");
+        let holes = &board.washer().expect("washer board").holes;
+        let mut t = Tracker::new(&cfg, &board, EventLog { first: Some("red".into()), ..EventLog::new("yocu-4") }).expect("tracker");
+        let washer = |id: &str, x_mm: f64, y_mm: f64| {
+            let id: PieceId = id.parse().unwrap();
+            let hole = holes.iter().position(|h| h.centre().distance(BoardPoint::new(x_mm, y_mm)) < h.diameter_mm / 2.0);
+            PieceReport {
+                id,
+                kind: PieceKind::Washer,
+                team: id.team,
+                call: if hole.is_some() { "in" } else { "on_board" }.into(),
+                value: hole.map(|h| holes[h].value),
+                place: hole,
+                ..disc(x_mm, y_mm, None)
+            }
+        };
+        let (h, others) = (holes[1].centre(), [(150.0, 100.0), (-150.0, 700.0), (150.0, 1500.0)]);
+        let mut states: Vec<Vec<PieceReport>> = vec![vec![washer("red#1", h.x_mm, h.y_mm)]];
+        for (k, (x, y)) in others.iter().enumerate() {
+            let mut next = states.last().expect("a state").clone();
+            next.push(washer(&format!("red#{}", k + 2), *x, *y));
+            states.push(next);
+        }
+        let mut last = states.last().expect("a state").clone();
+        last.retain(|p| p.id.to_string() != "red#1");
+        last.push(washer("blue#1", h.x_mm + 3.0, h.y_mm - 2.0));
+        states.push(last);
+        let mut reviews = Vec::new();
+        for (k, pieces) in states.into_iter().enumerate() {
+            for e in t.settled(k as u64, k as f64, &settled_state(pieces, &[])) {
+                if let MatchEvent::Throw { entry, .. } = e {
+                    reviews.push(entry.review);
+                }
+            }
+        }
+        assert_eq!(reviews.len(), 5, "{reviews:?}");
+        assert!(reviews[..4].iter().all(Option::is_none), "{reviews:?}");
+        assert!(reviews[4].as_deref().is_some_and(|r| r.contains("red#1") && r.contains("no longer seen")), "{reviews:?}");
     }
 
     /// Over every prefix of every game's whole log, `up_next` names the thrower of the
