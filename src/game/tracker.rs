@@ -593,26 +593,36 @@ mod tests {
         }
     }
 
-    /// The review each sub-turn event of a sjoelen turn is marked with, the settled states' doubts as given: a disc
-    /// thrown into the field, then collected into the 1-point compartment (the sub-turn's event); a second thrown
-    /// straight into the 3-point one and the board seen so twice; then cleared (the turn's last event, its discs as the last
-    /// state with discs in view read them).
-    fn sjoelen_reviews(doubts: [&[&str]; 5]) -> Vec<Option<String>> {
+    /// A tracker at the start of a sjoelen match (the fixture game's players).
+    fn sjoelen_tracker() -> Tracker {
         let log = fixture("sjoelen");
         let cfg = MatchConfig { rules: Rules::Sjoelen, options: Vec::new(), board: "sjoelbak".into(), first: None, players: log.players.clone(), start_scores: BTreeMap::new() };
         let board = Board::load("sjoelbak").expect("board");
-        let mut t = Tracker::new(&cfg, &board, EventLog { events: Vec::new(), ..log }).expect("tracker");
-        let (field, first, second) = (disc(0.0, 900.0, None), disc(-150.0, 40.0, Some(0)), disc(50.0, 40.0, Some(2)));
-        let states = [vec![field], vec![first.clone()], vec![first.clone(), second.clone()], vec![first, second], vec![]];
+        Tracker::new(&cfg, &board, EventLog { events: Vec::new(), ..log }).expect("tracker")
+    }
+
+    /// The review of each event `t` writes from the settled states `states`, in order.
+    fn reviews_of(t: &mut Tracker, states: impl Iterator<Item = FrameReport>) -> Vec<Option<String>> {
         let mut reviews = Vec::new();
-        for (k, (pieces, d)) in states.into_iter().zip(doubts).enumerate() {
-            for e in t.settled(k as u64, k as f64, &settled_state(pieces, d)) {
+        for (k, state) in states.enumerate() {
+            for e in t.settled(k as u64, k as f64, &state) {
                 if let MatchEvent::Throw { entry, .. } = e {
                     reviews.push(entry.review);
                 }
             }
         }
         reviews
+    }
+
+    /// The review each sub-turn event of a sjoelen turn is marked with, the settled states' doubts as given: a disc
+    /// thrown into the field, then collected into the 1-point compartment (the sub-turn's event); a second thrown
+    /// straight into the 3-point one and the board seen so twice; then cleared (the turn's last event, its discs as the last
+    /// state with discs in view read them).
+    fn sjoelen_reviews(doubts: [&[&str]; 5]) -> Vec<Option<String>> {
+        let mut t = sjoelen_tracker();
+        let (field, first, second) = (disc(0.0, 900.0, None), disc(-150.0, 40.0, Some(0)), disc(50.0, 40.0, Some(2)));
+        let states = [vec![field], vec![first.clone()], vec![first.clone(), second.clone()], vec![first, second], vec![]];
+        reviews_of(&mut t, states.into_iter().zip(doubts).map(|(pieces, d)| settled_state(pieces, d)))
     }
 
     /// A settled state whose reading as a whole is in doubt (here piles of discs the view cannot see under) holds
@@ -640,22 +650,12 @@ mod tests {
     /// loose disc collected from the field goes from view too, and holds nothing.
     #[test]
     fn a_disc_in_a_compartment_gone_from_view_holds_the_sub_turn_for_review() {
-        let log = fixture("sjoelen");
-        let cfg = MatchConfig { rules: Rules::Sjoelen, options: Vec::new(), board: "sjoelbak".into(), first: None, players: log.players.clone(), start_scores: BTreeMap::new() };
-        let board = Board::load("sjoelbak").expect("board");
-        let mut t = Tracker::new(&cfg, &board, EventLog { events: Vec::new(), ..log }).expect("tracker");
+        let mut t = sjoelen_tracker();
         let (field, first, second) = (disc(0.0, 900.0, None), disc(-150.0, 40.0, Some(0)), disc(50.0, 40.0, Some(2)));
         // The first disc collected into the 1-point compartment (an event, nothing held); the second thrown into the
         // 3-point one; the first then gone from view; the board cleared.
         let states = [vec![field], vec![first.clone()], vec![first, second.clone()], vec![second], vec![]];
-        let mut reviews = Vec::new();
-        for (k, pieces) in states.into_iter().enumerate() {
-            for e in t.settled(k as u64, k as f64, &settled_state(pieces, &[])) {
-                if let MatchEvent::Throw { entry, .. } = e {
-                    reviews.push(entry.review);
-                }
-            }
-        }
+        let reviews = reviews_of(&mut t, states.into_iter().map(|pieces| settled_state(pieces, &[])));
         assert_eq!(reviews.len(), 2, "{reviews:?}");
         assert_eq!(reviews[0], None, "the loose disc collected");
         assert!(reviews[1].as_deref().is_some_and(|r| r.contains("disc#1") && r.contains("no longer seen")), "{reviews:?}");
@@ -693,14 +693,7 @@ mod tests {
         last.retain(|p| p.id.to_string() != "red#1");
         last.push(washer("blue#1", h.x_mm + 3.0, h.y_mm - 2.0));
         states.push(last);
-        let mut reviews = Vec::new();
-        for (k, pieces) in states.into_iter().enumerate() {
-            for e in t.settled(k as u64, k as f64, &settled_state(pieces, &[])) {
-                if let MatchEvent::Throw { entry, .. } = e {
-                    reviews.push(entry.review);
-                }
-            }
-        }
+        let reviews = reviews_of(&mut t, states.into_iter().map(|pieces| settled_state(pieces, &[])));
         assert_eq!(reviews.len(), 5, "{reviews:?}");
         assert!(reviews[..4].iter().all(Option::is_none), "{reviews:?}");
         assert!(reviews[4].as_deref().is_some_and(|r| r.contains("red#1") && r.contains("no longer seen")), "{reviews:?}");

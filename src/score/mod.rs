@@ -431,10 +431,10 @@ impl Session {
         let mut detections = detections?;
         let board = &self.board;
         let pieces = call_pieces(board, &mut detections, foul, pose.position_sigma_mm);
-        // The frame's own doubts (not one piece's): the picture's, the detector's, a side's surplus (below).
-        let mut doubts = quality.doubts();
-        doubts.extend(detections.doubts.iter().cloned());
         let mut reasons = quality.doubts();
+        // The frame's own doubts (not one piece's): the picture's, the detector's, a side's surplus (below).
+        let mut doubts = reasons.clone();
+        doubts.extend(detections.doubts.iter().cloned());
         for p in pieces.iter().filter(|p| p.review) {
             reasons.push(match &p.doubt {
                 Some(d) => format!("{}: {d}", p.id),
@@ -455,8 +455,9 @@ impl Session {
             for team in [Some(Team::Red), Some(Team::Blue), None] {
                 let n = pieces.iter().filter(|p| p.team == team).count();
                 if n > max {
-                    doubts.push(format!("{n} pieces of one side seen, the game has {max}"));
-                    reasons.push(format!("{n} pieces of one side seen, the game has {max}"));
+                    let why = format!("{n} pieces of one side seen, the game has {max}");
+                    reasons.push(why.clone());
+                    doubts.push(why);
                 }
             }
         }
