@@ -39,8 +39,8 @@ pub struct Tracker {
     next_number: BTreeMap<Option<Team>, u32>,
     /// Loose discs seen so far (their stand-in numbers).
     next_loose: u32,
-    /// Why the latest settled state with pieces in view, whose reading of them the next event lists,
-    /// is in doubt as a whole ([`frame_doubt`]).
+    /// Sjoelen: why the latest settled state with discs in view, whose reading of them the next
+    /// sub-turn event lists, is in doubt as a whole ([`frame_doubt`]).
     doubt: Option<String>,
     /// Pieces listed in a hole or compartment that went from view since the last event while the board
     /// was not cleared ([`Tracker::forget`]).
@@ -226,8 +226,7 @@ impl Tracker {
         let ambiguous = (m.new.len() > 1 && !self.crazy_eight_opening(&m.new)).then(|| ambiguous_reason(m.new.iter().map(|(id, _)| *id)));
         let thrower = self.thrower(&m.new);
         self.forget(&m.gone);
-        self.doubt = frame_doubt(report);
-        let review = match (ambiguous, self.held_because()) {
+        let review = match (ambiguous, self.held_because(frame_doubt(report))) {
             (Some(a), Some(b)) => Some(format!("{a}; {b}")),
             (a, b) => a.or(b),
         };
@@ -254,7 +253,8 @@ impl Tracker {
             // Cleared: the turn's last sub-turn, if discs came since the last event. Its discs are as the last
             // settled state with discs in view read them, in doubt where that reading was.
             let out = if self.added {
-                let review = self.held_because();
+                let doubt = self.doubt.take();
+                let review = self.held_because(doubt);
                 let e = self.event(&player, frame, time_s, review);
                 self.push(e, Vec::new(), frame, time_s)
             } else {
@@ -280,7 +280,8 @@ impl Tracker {
         if had_loose && !loose_now && m.new.is_empty() && self.added {
             self.added = false;
             self.thrown += 1;
-            let review = self.held_because();
+            let doubt = self.doubt.take();
+            let review = self.held_because(doubt);
             let e = self.event(&player, frame, time_s, review);
             let calls = m.calls();
             return self.push(e, calls, frame, time_s);
@@ -299,12 +300,12 @@ impl Tracker {
         }
     }
 
-    /// Why the event now written is held for review, if it is: the doubt of the state its pieces were read from
+    /// Why the event now written is held for review, if it is: `doubt`, that of the state its pieces were read from
     /// ([`frame_doubt`]), and the pieces listed in a hole or compartment that went from view since the last event
-    /// ([`Tracker::forget`]: one under another, or missed; the count may be short). Taken: the next event starts
-    /// afresh.
-    fn held_because(&mut self) -> Option<String> {
-        let mut why: Vec<String> = self.doubt.take().into_iter().collect();
+    /// ([`Tracker::forget`]: one under another, or missed; the count may be short), which the next event does not
+    /// repeat.
+    fn held_because(&mut self, doubt: Option<String>) -> Option<String> {
+        let mut why: Vec<String> = doubt.into_iter().collect();
         if !self.vanished.is_empty() {
             let names: Vec<String> = self.vanished.iter().map(|id| id.to_string()).collect();
             why.push(format!("{} listed in a hole or compartment and no longer seen, the board not cleared: under another piece, or missed", names.join(", ")));
