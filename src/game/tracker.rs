@@ -591,6 +591,7 @@ mod tests {
             needs_review: !doubts.is_empty(),
             review_reasons: doubts.iter().map(|d| d.to_string()).collect(),
             doubts: doubts.iter().map(|d| d.to_string()).collect(),
+            standing: vec![],
         }
     }
 

@@ -229,6 +229,16 @@ pub struct FrameReport {
     /// pieces of a side than the game has. A match holds the event read from such a frame for review.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<String>,
+    /// Colour no piece explains that the empty board showed at that place, in an image unchanged there since
+    /// wherever no piece was found (a lamp's glare, a stain: `boardcall watch` and `match` only, which see the
+    /// empty board): not a reason for review, listed here instead of in `unexplained`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standing: Vec<crate::detect::Unexplained>,
+}
+
+/// The review reason an unexplained patch gives its frame.
+fn unexplained_reason(u: &crate::detect::Unexplained) -> String {
+    format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason)
 }
 
 /// A weight's cap as a frame was read with it.
@@ -254,6 +264,23 @@ pub struct RoundScoring {
 }
 
 impl FrameReport {
+    /// Moves the unexplained patches `standing` marks (one flag each, in order) to [`FrameReport::standing`]:
+    /// the board's own, seen on the empty board. Their review reasons go with them; the frame needs review
+    /// still if any other reason is left.
+    pub fn set_standing(&mut self, standing: &[bool]) {
+        let mut flags = standing.iter().copied();
+        let (own, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.unexplained).into_iter().partition(|_| flags.next().unwrap_or(false));
+        self.unexplained = rest;
+        for u in &own {
+            let reason = unexplained_reason(u);
+            if let Some(i) = self.review_reasons.iter().position(|r| *r == reason) {
+                self.review_reasons.remove(i);
+            }
+        }
+        self.needs_review = !self.review_reasons.is_empty();
+        self.standing.extend(own);
+    }
+
     /// Adds the round's score by the rules engine ([`score_round`]), or, where
     /// none can be given from this frame, the reason, as a review reason.
     pub fn add_round_score(&mut self, game: &RoundScoring, board: &Board) {
@@ -441,9 +468,7 @@ impl Session {
                 None => format!("{}: {} by {:+.1} mm, within {REVIEW_SIGMAS} sigma ({:.2} mm)", p.id, p.call, p.margin_mm, p.sigma_mm),
             });
         }
-        for u in &detections.unexplained {
-            reasons.push(format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason));
-        }
+        reasons.extend(detections.unexplained.iter().map(unexplained_reason));
         reasons.extend(detections.doubts.iter().cloned());
         reasons.extend(self.detector.team_doubts().iter().map(|d| format!("team colours: {d}")));
         let (teams, teams_source) = self.detector.teams();
@@ -475,6 +500,7 @@ impl Session {
             needs_review: !reasons.is_empty(),
             review_reasons: reasons,
             doubts,
+            standing: Vec::new(),
         };
         Ok(report)
     }
@@ -699,6 +725,7 @@ mod tests {
             needs_review: false,
             review_reasons: vec![],
             doubts: vec![],
+            standing: vec![],
         };
         let game = RoundScoring { rules: crate::rules::Rules::KnockOff, options: vec![], first: Team::Red };
         report.add_round_score(&game, &board);

@@ -162,9 +162,10 @@ pub fn sjoelen_at(scale: f64) -> GameScript {
     let mut h = header("sjoelen", None, &[]);
     h.players = vec![a.into()];
     // At the fixtures' full size: at half, no disc's outline tells a pile from one disc (every frame's counts in
-    // doubt, every sub-turn held for review); a view with no glare where discs count (scene 16's hard light leaves
-    // a patch of disc colour by the gate, which would hold each one too).
-    GameScript { scene: scene("20-sjoelbak-plain"), scale, header: h, steps }
+    // doubt, every sub-turn held for review). Scene 16's hard light leaves a patch of disc colour by the gate, 7
+    // discs' worth, in every frame: the empty board shows it before the first throw, and the watcher takes it as
+    // the board's own wherever the image round it is as it was then (`watch::standing`); disc 2 rests beside it.
+    GameScript { scene: scene("16-sjoelbak-plain"), scale, header: h, steps }
 }
 
 /// A Crazy Eight frame on the 22-ft board's target end (trey line 152.4, deuce line

@@ -35,6 +35,9 @@ use crate::score::{FrameReport, PoseReport, RoundScoring, ScoreError, Session};
 use crate::undistort::{UndistortConfig, Undistorter};
 use serde::{Deserialize, Serialize};
 
+mod standing;
+use standing::EmptyBoard;
+
 /// A state counts as settled after this many scored frames agree: one frame
 /// can catch a weight stopped for an instant at the end of a bounce; three in
 /// a row (a tenth of a second or more at any frame rate) cannot.
@@ -262,6 +265,11 @@ pub struct Watcher {
     reported: Option<State>,
     /// Which motion blocks see the board (for the session's pose).
     board_blocks: Vec<bool>,
+    /// Where each motion block's centre lies on the surface (for the session's pose; `None`: off it).
+    block_points: Vec<Option<BoardPoint>>,
+    /// What the last settled empty board showed (for the session's pose): patches of colour found there again
+    /// in an unchanged image are its own ([`standing`]).
+    empty: Option<EmptyBoard>,
     /// The last scored frame's block means.
     last_blocks: Option<Vec<f32>>,
 }
@@ -313,6 +321,8 @@ impl Watcher {
             run: 0,
             reported: None,
             board_blocks: Vec::new(),
+            block_points: Vec::new(),
+            empty: None,
             last_blocks: None,
         })
     }
@@ -372,11 +382,12 @@ impl Watcher {
         let moving = self.last_blocks.as_ref().is_some_and(|last| {
             last.iter().zip(&blocks).zip(&self.board_blocks).any(|((a, b), on_board)| *on_board && (a - b).abs() > MOTION_GREY_LEVELS)
         });
-        self.last_blocks = Some(blocks);
+        self.last_blocks = Some(blocks.clone());
         let Some((session, pose)) = self.session.as_mut() else { return Ok(events) };
         match session.report(&f.frame, pose.clone(), self.foul) {
             Ok(mut report) => {
                 self.unscored = false;
+                self.set_standing(&mut report, &blocks);
                 let state = State::of(&report);
                 let same = !moving && self.previous.as_ref().is_some_and(|p| p.same(&state, self.cfg.still_mm));
                 self.run = if same { self.run + 1 } else { 1 };
@@ -393,6 +404,7 @@ impl Watcher {
                             Checked::Moved => {
                                 let (session, pose) = self.session.as_mut().expect("a moved pose starts a session");
                                 report = session.report(&f.frame, pose.clone(), self.foul)?;
+                                self.set_standing(&mut report, &blocks);
                                 self.previous = Some(State::of(&report));
                                 self.run = self.cfg.settle_frames;
                             }
@@ -400,6 +412,14 @@ impl Watcher {
                     }
                     if let Some(g) = &self.game {
                         report.add_round_score(g, &self.board);
+                    }
+                    if let Some(empty) = EmptyBoard::of(&report, &blocks) {
+                        // The empty board's patches are its own from here on: this state is remembered as read
+                        // with them standing, so the frames after it, read so, are the same state.
+                        self.empty = Some(empty);
+                        let mut own = report.clone();
+                        self.set_standing(&mut own, &blocks);
+                        self.previous = Some(State::of(&own));
                     }
                     self.reported = self.previous.clone();
                     events.push(WatchEvent::Settled { frame, time_s, report: Box::new(report) });
@@ -480,14 +500,26 @@ impl Watcher {
         let (cols, rows) = (self.camera.image_width as i32 / MOTION_BLOCK_PX, self.camera.image_height as i32 / MOTION_BLOCK_PX);
         let s = &self.board.surface;
         let near = |p: BoardPoint| p.x_mm.abs() <= s.half_width() + MOTION_MARGIN_MM && (-MOTION_MARGIN_MM..=s.length_mm + MOTION_MARGIN_MM).contains(&p.y_mm);
-        self.board_blocks = (0..rows * cols)
+        let surface = |p: &BoardPoint| s.contains(*p);
+        let points: Vec<Option<BoardPoint>> = (0..rows * cols)
             .map(|i| {
                 let half = MOTION_BLOCK_PX as f64 / 2.0;
                 let px = crate::geom::PixelPoint::new(((i % cols) * MOTION_BLOCK_PX) as f64 + half, ((i / cols) * MOTION_BLOCK_PX) as f64 + half);
-                pose.back_project(&self.camera, px, 0.0).is_some_and(near)
+                pose.back_project(&self.camera, px, 0.0)
             })
             .collect();
+        self.board_blocks = points.iter().map(|p| p.is_some_and(near)).collect();
+        self.block_points = points.into_iter().map(|p| p.filter(surface)).collect();
+        self.empty = None;
         Ok(())
+    }
+
+    /// Moves `report`'s patches that the last empty board showed, in an image unchanged round them since
+    /// (`blocks`: this frame's block means), to its standing ones ([`standing::standing`]).
+    fn set_standing(&self, report: &mut FrameReport, blocks: &[f32]) {
+        let Some(empty) = &self.empty else { return };
+        let flags = standing::standing(empty, report, blocks, &self.block_points, self.board.piece().radius_mm);
+        report.set_standing(&flags);
     }
 
     /// The board is not where `pose` says: no scoring until it is found again, from `pose` first.
