@@ -159,11 +159,13 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
             one_board_one_source(&a, &cfg)?;
             // The log's header is checked by the rules engine before the journal is started.
             boardcall::rules::play(&cfg.game_config()?, &Board::load(&cfg.board)?, &cfg.header_log())?;
-            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path)))?;
+            let kept = Some(boardcall::game::empty_boards_path(path));
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path), &kept))?;
             (Journal::create(path, &JournalHeader::of(&cfg))?, None, cfg)
         }
         (None, Some(path)) => {
-            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path)))?;
+            let kept = Some(boardcall::game::empty_boards_path(path));
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path), &kept))?;
             let (j, contents) = Journal::resume(path)?;
             let mut cfg = config_of(&contents.header)?;
             if a.game.is_some() || a.board.is_some() || !a.options.is_empty() {
@@ -212,6 +214,20 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
         };
         watchers.push(boardcall::watch::Watcher::new(&board, &cam_b, pose_start(a.pose_b.as_deref())?, detector.clone(), foul, None, wcfg(1))?);
         cams.push(cam_b);
+    }
+    if let Some(path) = &a.resume {
+        // The empty boards the run before saw: the board's own patches of colour are told by them again. Without
+        // them (an unreadable file), such patches hold events until the board is next seen empty.
+        match boardcall::game::read_empty_boards(path) {
+            Ok(ends) => {
+                for (w, e) in watchers.iter_mut().zip(ends) {
+                    if let Some(e) = e {
+                        w.recall_empty_board(e);
+                    }
+                }
+            }
+            Err(e) => eprintln!("boardcall: {e}: not used; colour no piece explains holds events until the board is next seen empty"),
+        }
     }
     if resume_from > 0 {
         eprintln!("boardcall: resuming after frame {} ({} events in the journal)", resume_from - 1, tracker.log().events.len());
@@ -425,8 +441,9 @@ fn inputs<'a>(a: &'a MatchArgs, source: &'a str, camera: &'a Path) -> Vec<Role<'
     v
 }
 
-fn outputs<'a>(a: &'a MatchArgs, journal: Option<&'a Path>) -> Vec<Role<'a>> {
+fn outputs<'a>(a: &'a MatchArgs, journal: Option<&'a Path>, kept: &'a Option<std::path::PathBuf>) -> Vec<Role<'a>> {
     let mut v: Vec<Role> = journal.map(|p| Role::new(p, "journal")).into_iter().collect();
+    v.extend(kept.as_deref().map(|p| Role::new(p, "the journal's empty boards")));
     v.extend(a.events.as_deref().map(|p| Role::new(p, "--events")));
     v.extend(a.timeline.as_deref().map(|p| Role::new(p, "--timeline")));
     v.extend(a.timeline_csv.as_deref().map(|p| Role::new(p, "--timeline-csv")));

@@ -10,6 +10,7 @@
 
 use super::MatchError;
 use crate::rules::{Event, EventLog};
+use crate::watch::EmptyBoard;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -207,6 +208,16 @@ impl Journal {
         self.write_line(&line)
     }
 
+    /// Keeps each end's last empty board beside the journal ([`empty_boards_path`]), the file replaced whole
+    /// (written, synced, renamed): a match resumed from the journal tells the board's own patches of colour by
+    /// them as the uninterrupted run did (`watch::EmptyBoard`).
+    pub fn keep_empty_boards(&self, ends: &[Option<&EmptyBoard>]) -> Result<(), MatchError> {
+        let file = EmptyBoardsFile { format: EMPTY_BOARDS_FORMAT, ends: ends.iter().map(|e| e.cloned()).collect() };
+        let bytes = serde_json::to_vec(&file).expect("empty boards always serialise");
+        let path = empty_boards_path(&self.path);
+        crate::files::write_atomic(&path, &bytes).map_err(|e| MatchError::Journal { path, problem: e.to_string() })
+    }
+
     /// One line in one write, then synced: a crash leaves it whole or torn at the end.
     fn write_line(&mut self, line: &str) -> Result<(), MatchError> {
         let io = |source| MatchError::JournalIo { path: self.path.clone(), source };
@@ -217,6 +228,49 @@ impl Journal {
         self.file.flush().map_err(io)?;
         self.file.sync_data().map_err(io)
     }
+}
+
+/// The format version of the empty boards kept beside a journal ([`Journal::keep_empty_boards`]).
+pub const EMPTY_BOARDS_FORMAT: u32 = 1;
+
+/// A file of kept empty boards larger than this (bytes) is refused rather than read: one end's board of an 8K
+/// frame is 130,000 block means, a few MB as JSON.
+const MAX_EMPTY_BOARDS_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The empty boards a match's watchers saw last, one per end, kept beside its journal.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmptyBoardsFile {
+    format: u32,
+    ends: Vec<Option<EmptyBoard>>,
+}
+
+/// Where the empty boards of the match journaled at `journal` are kept: `JOURNAL.empty-boards.json` beside it.
+pub fn empty_boards_path(journal: &Path) -> PathBuf {
+    let mut name = journal.as_os_str().to_owned();
+    name.push(".empty-boards.json");
+    PathBuf::from(name)
+}
+
+/// The empty boards kept beside the journal at `journal` ([`Journal::keep_empty_boards`]), one per end (`None`
+/// where an end has none); no ends where none were kept.
+pub fn read_empty_boards(journal: &Path) -> Result<Vec<Option<EmptyBoard>>, MatchError> {
+    let path = empty_boards_path(journal);
+    let problem = |problem: String| MatchError::Journal { path: path.clone(), problem };
+    let size = match std::fs::metadata(&path) {
+        Ok(m) => m.len(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(MatchError::JournalIo { path, source }),
+    };
+    if size > MAX_EMPTY_BOARDS_BYTES {
+        return Err(problem(format!("{size} bytes, more than the {MAX_EMPTY_BOARDS_BYTES} an empty boards file can be")));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|source| MatchError::JournalIo { path: path.clone(), source })?;
+    let file: EmptyBoardsFile = serde_json::from_str(&text).map_err(|e| problem(format!("not an empty boards file: {e}")))?;
+    if file.format != EMPTY_BOARDS_FORMAT {
+        return Err(problem(format!("format {}, this build reads {EMPTY_BOARDS_FORMAT}", file.format)));
+    }
+    Ok(file.ends)
 }
 
 /// Syncs the folder holding a new file, so the file's name survives a power cut too
@@ -302,5 +356,30 @@ mod tests {
         assert!(j.append_amendment(2, &[]).is_err(), "no event 2 yet");
         let log = JournalContents::read(&p).unwrap().log();
         assert_eq!(log.events.iter().map(|e| e.frame).collect::<Vec<_>>(), vec![Some(5), Some(6), Some(2)]);
+    }
+
+    #[test]
+    fn the_empty_boards_kept_beside_a_journal_read_back_and_garbage_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.jsonl");
+        let j = Journal::create(&p, &header()).unwrap();
+        assert!(read_empty_boards(&p).unwrap().is_empty(), "none kept yet");
+        let board = EmptyBoard {
+            pose: crate::camera::CameraPose::from_rvec_tvec([0.1, 0.0, 0.0], [0.0, 0.0, 1000.0]),
+            image_width: 32,
+            image_height: 16,
+            block_px: crate::watch::MOTION_BLOCK_PX,
+            blocks: vec![12.5, 200.25],
+            patches: vec![],
+        };
+        j.keep_empty_boards(&[None, Some(&board)]).unwrap();
+        assert_eq!(read_empty_boards(&p).unwrap(), vec![None, Some(board)]);
+        let kept = empty_boards_path(&p);
+        assert_eq!(kept, dir.path().join("j.jsonl.empty-boards.json"));
+        std::fs::write(&kept, "{\"format\": 1, \"ends\": [{\"pose\": 3}]}").unwrap();
+        let e = read_empty_boards(&p).unwrap_err().to_string();
+        assert!(e.contains("empty-boards.json") && e.contains("not an empty boards file"), "{e}");
+        std::fs::write(&kept, "{\"format\": 9, \"ends\": []}").unwrap();
+        assert!(read_empty_boards(&p).unwrap_err().to_string().contains("format 9"));
     }
 }

@@ -13,7 +13,7 @@ pub mod journal;
 pub mod timeline;
 pub mod tracker;
 
-pub use journal::{Journal, JournalContents, JournalHeader, JOURNAL_FORMAT};
+pub use journal::{empty_boards_path, read_empty_boards, Journal, JournalContents, JournalHeader, JOURNAL_FORMAT};
 pub use timeline::{Timeline, TimelineRow};
 pub use tracker::Tracker;
 
@@ -126,6 +126,8 @@ pub struct Match {
     journal: Option<Journal>,
     /// Frames before this one were read before a resume: skipped unscored.
     resume_from: u64,
+    /// Per end, the empty boards its watcher had seen when they were last kept beside the journal.
+    empties_kept: Vec<u64>,
     /// The last settled state's report (for drawing on the frames after it).
     last: Option<Box<crate::score::FrameReport>>,
     /// The frame index the last settled state was reported at.
@@ -147,7 +149,8 @@ impl Match {
     /// The end in play follows from the log (a resumed match goes on at the right end).
     pub fn with_ends(watchers: Vec<Watcher>, tracker: Tracker, journal: Option<Journal>, resume_from: u64) -> Match {
         let active = end_in_play(&tracker, watchers.len());
-        Match { watchers, active, tracker, journal, resume_from, last: None, last_frame: None }
+        let empties_kept = watchers.iter().map(Watcher::empty_boards_seen).collect();
+        Match { watchers, active, tracker, journal, resume_from, empties_kept, last: None, last_frame: None }
     }
 
     /// How many ends (cameras) the match is played on.
@@ -250,7 +253,15 @@ impl Match {
         }
         let mut out = Vec::new();
         let Some(watcher) = self.watchers.get_mut(end) else { return Ok(out) };
-        for w in watcher.push(f)? {
+        let events = watcher.push(f)?;
+        // A new empty board is kept beside the journal before anything read with it is written.
+        if let (Some(j), Some(kept)) = (self.journal.as_ref(), self.empties_kept.get_mut(end)) {
+            if watcher.empty_boards_seen() != *kept {
+                *kept = watcher.empty_boards_seen();
+                j.keep_empty_boards(&self.watchers.iter().map(Watcher::empty_board).collect::<Vec<_>>())?;
+            }
+        }
+        for w in events {
             match &w {
                 // The board of an end not in play: watched, not the game.
                 WatchEvent::Settled { .. } if end != self.active => {}

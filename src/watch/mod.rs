@@ -36,7 +36,7 @@ use crate::undistort::{UndistortConfig, Undistorter};
 use serde::{Deserialize, Serialize};
 
 mod standing;
-use standing::EmptyBoard;
+pub use standing::EmptyBoard;
 
 /// A state counts as settled after this many scored frames agree: one frame
 /// can catch a weight stopped for an instant at the end of a bounce; three in
@@ -270,6 +270,11 @@ pub struct Watcher {
     /// What the last settled empty board showed (for the session's pose): patches of colour found there again
     /// in an unchanged image are its own ([`standing`]).
     empty: Option<EmptyBoard>,
+    /// Empty boards recorded so far ([`Watcher::empty_boards_seen`]).
+    empties_seen: u64,
+    /// An empty board seen before this watcher started (a resumed match's), taken up by a session whose pose
+    /// images the board where its pose did ([`Watcher::recall_empty_board`]).
+    recalled: Option<EmptyBoard>,
     /// The last scored frame's block means.
     last_blocks: Option<Vec<f32>>,
 }
@@ -323,8 +328,27 @@ impl Watcher {
             board_blocks: Vec::new(),
             block_points: Vec::new(),
             empty: None,
+            empties_seen: 0,
+            recalled: None,
             last_blocks: None,
         })
+    }
+
+    /// The last settled empty board this watcher saw, or recalled and took up, with the pose it was seen from.
+    pub fn empty_board(&self) -> Option<&EmptyBoard> {
+        self.empty.as_ref()
+    }
+
+    /// How many settled empty boards this watcher has recorded: a new one is worth keeping beside a journal.
+    pub fn empty_boards_seen(&self) -> u64 {
+        self.empties_seen
+    }
+
+    /// An empty board seen before this watcher started (kept beside a resumed match's journal): taken up by the
+    /// first session whose pose images the board within [`POSE_MOVED_PX`] of where its pose did, from a frame of
+    /// the camera's size; otherwise forgotten.
+    pub fn recall_empty_board(&mut self, empty: EmptyBoard) {
+        self.recalled = Some(empty);
     }
 
     /// Whether the frame of this index will be looked at (every `every`-th): the
@@ -413,10 +437,12 @@ impl Watcher {
                     if let Some(g) = &self.game {
                         report.add_round_score(g, &self.board);
                     }
-                    if let Some(empty) = EmptyBoard::of(&report, &blocks) {
+                    let pose = *self.session.as_ref().expect("a settled state has a session").0.pose();
+                    if let Some(empty) = EmptyBoard::of(&report, &blocks, &pose, &self.camera) {
                         // The empty board's patches are its own from here on: this state is remembered as read
                         // with them standing, so the frames after it, read so, are the same state.
                         self.empty = Some(empty);
+                        self.empties_seen += 1;
                         let mut own = report.clone();
                         self.set_standing(&mut own, &blocks);
                         self.previous = Some(State::of(&own));
@@ -510,7 +536,9 @@ impl Watcher {
             .collect();
         self.board_blocks = points.iter().map(|p| p.is_some_and(near)).collect();
         self.block_points = points.into_iter().map(|p| p.filter(surface)).collect();
-        self.empty = None;
+        // The empty board seen before is this board's only from where it was seen.
+        let seen = self.empty.take().or_else(|| self.recalled.take());
+        self.empty = seen.filter(|e| e.fits(&self.camera) && self.locator.image_distance(self.undistorter.ideal_camera(), &e.pose, &pose) <= POSE_MOVED_PX);
         Ok(())
     }
 

@@ -9,10 +9,12 @@
 //! covers), holds nothing a piece could be. A piece in the patch that its outline did not reveal changes the
 //! image there and keeps the patch unexplained.
 
-use super::MOTION_GREY_LEVELS;
+use super::{MOTION_BLOCK_PX, MOTION_GREY_LEVELS};
+use crate::camera::{Camera, CameraPose};
 use crate::detect::Unexplained;
 use crate::geom::BoardPoint;
 use crate::score::FrameReport;
+use serde::{Deserialize, Serialize};
 
 /// A patch may be one the empty board showed where it is no larger than that by more than this share: the same
 /// light on the same wood gives the same patch to a few mm² (own scene 16's glare: 15,544 and 15,540 mm² in two
@@ -25,18 +27,40 @@ const AREA_SLACK: f64 = 0.1;
 const FOUND_REACH_RADII: f64 = 2.0;
 
 /// What the last settled empty board showed: each motion block's mean grey level and the patches no piece
-/// explained, in the pose the watcher scores with (a new pose drops it: blocks are image places).
-#[derive(Debug, Clone)]
-pub(super) struct EmptyBoard {
+/// explained, and the pose it was seen from (blocks are image places: another pose makes them another board's).
+/// Kept beside a match's journal so that a resumed match has it (`boardcall match --resume`, docs/match.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmptyBoard {
+    pub pose: CameraPose,
+    /// The frame's size the blocks were taken on, and the blocks' side (pixels).
+    pub image_width: u32,
+    pub image_height: u32,
+    pub block_px: i32,
+    /// Row by row, as [`super::block_means`] gives them.
     pub blocks: Vec<f32>,
     pub patches: Vec<Unexplained>,
 }
 
 impl EmptyBoard {
-    /// The empty board of a settled report with no pieces, its frame's block means `blocks`.
-    pub fn of(report: &FrameReport, blocks: &[f32]) -> Option<EmptyBoard> {
+    /// The empty board of a settled report with no pieces, its frame's block means `blocks`, seen from `pose` by `camera`.
+    pub(super) fn of(report: &FrameReport, blocks: &[f32], pose: &CameraPose, camera: &Camera) -> Option<EmptyBoard> {
         let patches = report.unexplained.iter().chain(&report.standing).cloned().collect();
-        report.pieces.is_empty().then(|| EmptyBoard { blocks: blocks.to_vec(), patches })
+        report.pieces.is_empty().then(|| EmptyBoard {
+            pose: *pose,
+            image_width: camera.image_width,
+            image_height: camera.image_height,
+            block_px: MOTION_BLOCK_PX,
+            blocks: blocks.to_vec(),
+            patches,
+        })
+    }
+
+    /// Whether its blocks are those of a frame of `camera`'s size (every block mean a finite grey level).
+    pub(super) fn fits(&self, camera: &Camera) -> bool {
+        let (cols, rows) = (camera.image_width as i32 / MOTION_BLOCK_PX, camera.image_height as i32 / MOTION_BLOCK_PX);
+        (self.image_width, self.image_height, self.block_px) == (camera.image_width, camera.image_height, MOTION_BLOCK_PX)
+            && self.blocks.len() == (cols * rows) as usize
+            && self.blocks.iter().all(|b| b.is_finite())
     }
 }
 
@@ -140,7 +164,8 @@ mod tests {
     /// The empty board showed a glare patch of 5,000 mm² (reach 40 mm) at (200, 200).
     fn empty() -> EmptyBoard {
         let (_, blocks) = grid();
-        EmptyBoard { blocks, patches: vec![patch(200.0, 200.0, 5000.0)] }
+        let pose = CameraPose::from_rvec_tvec([0.0; 3], [0.0, 0.0, 1000.0]);
+        EmptyBoard { pose, image_width: 640, image_height: 640, block_px: MOTION_BLOCK_PX, blocks, patches: vec![patch(200.0, 200.0, 5000.0)] }
     }
 
     /// Sets the blocks within `radius` of (`x`, `y`) to `level`.
@@ -205,10 +230,20 @@ mod tests {
     }
 
     #[test]
-    fn only_an_empty_boards_report_makes_one() {
+    fn only_an_empty_boards_report_makes_one_and_only_for_its_cameras_frames() {
         let (_, blocks) = grid();
-        assert!(EmptyBoard::of(&report(vec![disc(50.0, 50.0)], vec![]), &blocks).is_none());
-        let e = EmptyBoard::of(&report(vec![], vec![patch(200.0, 200.0, 5000.0)]), &blocks).expect("an empty board");
+        let pose = CameraPose::from_rvec_tvec([0.0; 3], [0.0, 0.0, 1000.0]);
+        let camera = Camera { image_width: 640, image_height: 640, fx: 800.0, fy: 800.0, cx: 320.0, cy: 320.0, distortion: crate::camera::Distortion::NONE };
+        assert!(EmptyBoard::of(&report(vec![disc(50.0, 50.0)], vec![]), &blocks, &pose, &camera).is_none());
+        let e = EmptyBoard::of(&report(vec![], vec![patch(200.0, 200.0, 5000.0)]), &blocks, &pose, &camera).expect("an empty board");
         assert_eq!(e.patches.len(), 1);
+        // 640 / 16 = 40 blocks a side: the grid's 1,600.
+        assert!(e.fits(&camera));
+        let wider = Camera { image_width: 656, ..camera };
+        assert!(!e.fits(&wider));
+        let torn = EmptyBoard { blocks: blocks[..1599].to_vec(), ..e.clone() };
+        assert!(!torn.fits(&camera));
+        let nan = EmptyBoard { blocks: blocks.iter().enumerate().map(|(i, b)| if i == 7 { f32::NAN } else { *b }).collect(), ..e };
+        assert!(!nan.fits(&camera));
     }
 }

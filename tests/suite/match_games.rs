@@ -8,7 +8,7 @@ use boardcall::board::Board;
 use boardcall::frame::{Frame, StreamFrame};
 use boardcall::game::{Match, MatchConfig, MatchEvent, Tracker};
 use boardcall::render::video::{game_logs, render_game, GameScript, GameVideo};
-use boardcall::watch::{PoseStart, WatchConfig, WatchEvent, Watcher};
+use boardcall::watch::{EmptyBoard, PoseStart, WatchConfig, WatchEvent, Watcher};
 use std::sync::OnceLock;
 use boardcall::rules::{play, EventLog, GameConfig, GameState, Rules, Status};
 
@@ -64,9 +64,17 @@ fn read_video(v: &GameVideo, header: &EventLog) -> EventLog {
 /// Reads a video as `match --resume` does after a crash with `so_far` in the journal:
 /// the tracker rebuilt from the log, the frames up to its last event's skipped.
 fn resume_video(v: &GameVideo, so_far: &EventLog, header: &EventLog) -> EventLog {
+    resume_video_recalling(v, so_far, header, None)
+}
+
+/// [`resume_video`] with the empty board the run before kept beside its journal, as `match --resume` recalls it.
+fn resume_video_recalling(v: &GameVideo, so_far: &EventLog, header: &EventLog, empty: Option<EmptyBoard>) -> EventLog {
     let cfg = match_config(header);
-    let watcher = Watcher::new(&v.board, &v.camera, PoseStart::Trusted(v.pose), Default::default(), boardcall::calls::FoulLine::Long, None, WatchConfig::default())
+    let mut watcher = Watcher::new(&v.board, &v.camera, PoseStart::Trusted(v.pose), Default::default(), boardcall::calls::FoulLine::Long, None, WatchConfig::default())
         .expect("watcher");
+    if let Some(e) = empty {
+        watcher.recall_empty_board(e);
+    }
     let tracker = Tracker::new(&cfg, &v.board, so_far.clone()).expect("tracker");
     let mut m = Match::new(watcher, tracker, None, boardcall::game::resume_frame(so_far));
     for (i, f) in v.frames.iter().enumerate() {
@@ -197,22 +205,48 @@ fn two_pieces_arriving_together_are_marked_for_review_and_an_amendment_settles_i
     assert_final_state(&amended, &v.truth);
 }
 
-/// Resumed mid-turn, the watcher has not seen the empty board that tells scene 16's glare for the board's own
-/// (`watch::standing`): each sub-turn read after the resume point is held for review for that patch, with the
-/// discs and calls of the uninterrupted reading, and the events before it are the journal's.
+/// The empty board the match tests' sjoelen video shows before its first throw, as a journaled `match` keeps it
+/// beside its journal: the video read until the file is written.
+fn sjoelen_kept_empty_board(v: &GameVideo, header: &EventLog) -> EmptyBoard {
+    let dir = crate::common::scratch("match-games", "sjoelen-kept");
+    let path = dir.join("journal.jsonl");
+    let cfg = match_config(header);
+    let journal = boardcall::game::Journal::create(&path, &boardcall::game::JournalHeader::of(&cfg)).expect("journal");
+    let watcher = Watcher::new(&v.board, &v.camera, PoseStart::Trusted(v.pose), Default::default(), boardcall::calls::FoulLine::Long, None, WatchConfig::default())
+        .expect("watcher");
+    let mut m = Match::new(watcher, Tracker::new(&cfg, &v.board, cfg.header_log()).expect("tracker"), Some(journal), 0);
+    for (i, f) in v.frames.iter().enumerate() {
+        let sf = StreamFrame { index: i as u64, time_s: i as f64 / v.fps, frame: Frame::from_mat(f.clone()).expect("frame") };
+        m.push(&sf).expect("push");
+        if let Some(Some(e)) = boardcall::game::read_empty_boards(&path).expect("the kept empty boards read").into_iter().next() {
+            assert!(m.tracker().log().events.is_empty(), "the empty board is kept before the first event");
+            return e;
+        }
+    }
+    panic!("no empty board was kept beside the journal");
+}
+
+/// Resumed after any sub-turn with the empty board the run before kept beside its journal, the log is the
+/// uninterrupted one: scene 16's glare is told for the board's own as before (`watch::standing`). Resumed with
+/// none (a journal from before, the file lost), each sub-turn read after the resume point is held for review for
+/// that patch, with the discs and calls of the uninterrupted reading.
 #[test]
-fn resumed_after_any_sjoelen_sub_turn_the_discs_are_the_uninterrupted_ones_and_the_glare_held_for_review() {
+fn resumed_after_any_sjoelen_sub_turn_the_log_is_the_uninterrupted_one() {
     let (v, got) = sjoelen();
     let header = EventLog { events: Vec::new(), ..got.clone() };
+    let empty = sjoelen_kept_empty_board(v, &header);
     for k in 1..got.events.len() {
         let so_far = EventLog { events: got.events[..k].to_vec(), ..header.clone() };
-        let resumed = resume_video(v, &so_far, &header);
-        assert_eq!(resumed.events.len(), got.events.len(), "resumed after event {}", k - 1);
-        assert_eq!(resumed.events[..k], got.events[..k], "resumed after event {}", k - 1);
-        for (i, (r, g)) in resumed.events.iter().zip(&got.events).enumerate().skip(k) {
-            assert_eq!(r.pieces, g.pieces, "resumed after event {}: event {i}", k - 1);
-            assert!(r.review.as_deref().is_some_and(|why| why.contains("colour no piece explains")), "resumed after event {}: event {i}: {:?}", k - 1, r.review);
-        }
+        assert_eq!(&resume_video_recalling(v, &so_far, &header, Some(empty.clone())), got, "resumed after event {}", k - 1);
+    }
+    let k = 1;
+    let so_far = EventLog { events: got.events[..k].to_vec(), ..header.clone() };
+    let resumed = resume_video(v, &so_far, &header);
+    assert_eq!(resumed.events.len(), got.events.len());
+    assert_eq!(resumed.events[..k], got.events[..k]);
+    for (i, (r, g)) in resumed.events.iter().zip(&got.events).enumerate().skip(k) {
+        assert_eq!(r.pieces, g.pieces, "event {i}");
+        assert!(r.review.as_deref().is_some_and(|why| why.contains("colour no piece explains")), "event {i}: {:?}", r.review);
     }
 }
 
