@@ -50,7 +50,7 @@ pub(crate) enum Command {
         /// Pretty-print the JSON (default: one line).
         #[arg(long)]
         json: bool,
-        /// Draw every footprint with its call and margin on the frame, to this PNG.
+        /// Draw every footprint with its call and margin, and each patch of colour no piece explains (magenta), on the frame, to this PNG.
         #[arg(long)]
         annotate: Option<std::path::PathBuf>,
         /// Classical detection only: no hole-state model correcting washer calls.

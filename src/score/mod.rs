@@ -531,7 +531,10 @@ fn set_aside_doubtful_extras(pieces: &mut Vec<PieceReport>, unexplained: &mut Ve
 }
 
 /// Draws every piece's footprint (its top outline, through the camera model)
-/// with its call and margin on a copy of the frame.
+/// with its call and margin on a copy of the frame; and each patch of colour no
+/// piece explains as a circle of its area at the pieces' top height, marked
+/// "unexplained" (what makes the frame need review), or "board's own" where the
+/// empty board showed it ([`FrameReport::standing`]).
 pub fn annotate(
     frame: &crate::frame::Frame,
     camera: &crate::camera::Camera,
@@ -539,35 +542,57 @@ pub fn annotate(
     board: &Board,
     report: &FrameReport,
 ) -> Result<opencv::core::Mat, ScoreError> {
-    use opencv::core::{Point, Scalar, Vector};
-    use opencv::imgproc;
-    let cv = |context: &str, e: opencv::Error| crate::frame::FrameError::OpenCv { context: context.into(), source: e };
+    use opencv::core::Scalar;
     let mut img = frame.image().clone();
-    let radius = board.piece().radius_mm;
+    let piece = board.piece();
+    // Green: a clear call; amber: flagged for review; magenta: unexplained; grey: the board's own. All survive a projector.
+    let (clear, review) = (Scalar::new(60.0, 220.0, 60.0, 0.0), Scalar::new(0.0, 190.0, 255.0, 0.0));
+    let (unexplained, own) = (Scalar::new(255.0, 0.0, 255.0, 0.0), Scalar::new(170.0, 170.0, 170.0, 0.0));
     for p in &report.pieces {
-        let top = p.top_z_mm;
-        // Green: a clear call; amber: flagged for review. Both survive a projector.
-        let colour = if p.review { Scalar::new(0.0, 190.0, 255.0, 0.0) } else { Scalar::new(60.0, 220.0, 60.0, 0.0) };
-        let outline: Vector<Point> = (0..72)
-            .filter_map(|k| {
-                let t = (k as f64 * 5.0).to_radians();
-                let q = crate::geom::BoardPoint3::new(p.x_mm + radius * t.cos(), p.y_mm + radius * t.sin(), top);
-                pose.project(camera, q).map(|px| Point::new(px.u.round() as i32, px.v.round() as i32))
-            })
-            .collect();
-        let mut polys: Vector<Vector<Point>> = Vector::new();
-        polys.push(outline.clone());
-        imgproc::polylines(&mut img, &polys, true, colour, 2, imgproc::LINE_AA, 0).map_err(|e| cv("draw", e))?;
-        if let Some(anchor) = outline.iter().max_by_key(|q| q.x) {
-            let text = format!("{} {} {:+.1}mm", p.id, p.call, p.margin_mm);
-            let at = Point::new(anchor.x + 6, anchor.y);
-            imgproc::put_text(&mut img, &text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, Scalar::new(0.0, 0.0, 0.0, 0.0), 4, imgproc::LINE_AA, false)
-                .map_err(|e| cv("draw", e))?;
-            imgproc::put_text(&mut img, &text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, colour, 2, imgproc::LINE_AA, false)
-                .map_err(|e| cv("draw", e))?;
+        let text = format!("{} {} {:+.1}mm", p.id, p.call, p.margin_mm);
+        let at = crate::geom::BoardPoint::new(p.x_mm, p.y_mm);
+        draw_outline(&mut img, camera, pose, (at, piece.radius_mm, p.top_z_mm), if p.review { review } else { clear }, 2, &text)?;
+    }
+    // A patch is drawn as the circle of its area (one of a piece's size where it has none: a cup's floor).
+    let patch_radius = |u: &crate::detect::Unexplained| if u.area_mm2 > 0.0 { (u.area_mm2 / std::f64::consts::PI).sqrt() } else { piece.radius_mm };
+    for (patches, colour, label) in [(&report.standing, own, "board's own"), (&report.unexplained, unexplained, "unexplained")] {
+        for u in patches {
+            draw_outline(&mut img, camera, pose, (u.centre, patch_radius(u), piece.thickness_mm), colour, 1, label)?;
         }
     }
     Ok(img)
+}
+
+/// Draws the circle of `radius` mm about `centre` at height `z` mm (`circle`), through the camera model, in
+/// `colour` with lines `thickness` px wide, and `text` beside its rightmost point.
+fn draw_outline(
+    img: &mut opencv::core::Mat,
+    camera: &crate::camera::Camera,
+    pose: &crate::camera::CameraPose,
+    (centre, radius, z): (crate::geom::BoardPoint, f64, f64),
+    colour: opencv::core::Scalar,
+    thickness: i32,
+    text: &str,
+) -> Result<(), ScoreError> {
+    use opencv::core::{Point, Scalar, Vector};
+    use opencv::imgproc;
+    let cv = |context: &str, e: opencv::Error| crate::frame::FrameError::OpenCv { context: context.into(), source: e };
+    let outline: Vector<Point> = (0..72)
+        .filter_map(|k| {
+            let t = (k as f64 * 5.0).to_radians();
+            let q = crate::geom::BoardPoint3::new(centre.x_mm + radius * t.cos(), centre.y_mm + radius * t.sin(), z);
+            pose.project(camera, q).map(|px| Point::new(px.u.round() as i32, px.v.round() as i32))
+        })
+        .collect();
+    let mut polys: Vector<Vector<Point>> = Vector::new();
+    polys.push(outline.clone());
+    imgproc::polylines(img, &polys, true, colour, thickness, imgproc::LINE_AA, 0).map_err(|e| cv("draw", e))?;
+    if let Some(anchor) = outline.iter().max_by_key(|q| q.x) {
+        let at = Point::new(anchor.x + 6, anchor.y);
+        imgproc::put_text(img, text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, Scalar::new(0.0, 0.0, 0.0, 0.0), 4, imgproc::LINE_AA, false).map_err(|e| cv("draw", e))?;
+        imgproc::put_text(img, text, at, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, colour, 2, imgproc::LINE_AA, false).map_err(|e| cv("draw", e))?;
+    }
+    Ok(())
 }
 
 /// Builds the event log of one round from a single frame of its end, for the
@@ -705,6 +730,62 @@ mod tests {
         let expected = |mm_per_px: f64| (0.2f64.powi(2) + SIGMA_FLOOR_MM.powi(2) + (EDGE_BIAS_PX * mm_per_px).powi(2)).sqrt();
         assert!((fine.sigma_mm - expected(0.5)).abs() < 1e-9 && (coarse.sigma_mm - expected(5.0)).abs() < 1e-9, "{} {}", fine.sigma_mm, coarse.sigma_mm);
         assert!(!fine.review && coarse.review, "a 3 mm margin: sigma {:.2} mm clear, {:.2} mm to review", fine.sigma_mm, coarse.sigma_mm);
+    }
+
+    /// Patches the empty board showed leave `unexplained` with their review reasons, the frame needing review only
+    /// for what is left; the annotated picture draws both kinds where they are, each in its colour.
+    #[test]
+    fn standing_patches_leave_the_review_and_are_drawn_apart_from_unexplained_ones() {
+        use opencv::prelude::*;
+        let board = Board::load("sjoelbak").unwrap();
+        let patch = |y_mm: f64| crate::detect::Unexplained { kind: PieceKind::Disc, team: None, centre: BoardPoint::new(0.0, y_mm), area_mm2: 5000.0, reason: "glare".into() };
+        let (glare, other) = (patch(100.0), patch(-100.0));
+        let mut report = FrameReport {
+            format: REPORT_FORMAT,
+            image: None,
+            board: board.name.clone(),
+            pose: PoseReport::trusted(&crate::camera::CameraPose::from_rvec_tvec([0.0; 3], [0.0, 0.0, 1000.0])),
+            pieces: vec![],
+            unexplained: vec![other.clone(), glare.clone()],
+            teams: vec![],
+            teams_source: Default::default(),
+            weight_cap: None,
+            score: None,
+            needs_review: true,
+            review_reasons: vec![unexplained_reason(&other), unexplained_reason(&glare)],
+            doubts: vec![],
+            standing: vec![],
+        };
+        report.set_standing(&[false, true]);
+        assert_eq!((report.unexplained.clone(), report.standing.clone()), (vec![other.clone()], vec![glare.clone()]));
+        assert_eq!(report.review_reasons, vec![unexplained_reason(&other)]);
+        assert!(report.needs_review);
+        // The camera 1 m from the board's origin, square to it: 0.8 px a mm, a patch's 40 mm reach 32 px.
+        let camera = crate::camera::Camera { image_width: 640, image_height: 480, fx: 800.0, fy: 800.0, cx: 320.0, cy: 240.0, distortion: crate::camera::Distortion::NONE };
+        let pose = crate::camera::CameraPose::from_rvec_tvec([0.0; 3], [0.0, 0.0, 1000.0]);
+        let black = opencv::core::Mat::new_rows_cols_with_default(480, 640, opencv::core::CV_8UC3, opencv::core::Scalar::all(0.0)).unwrap();
+        let img = annotate(&crate::frame::Frame::from_mat(black).unwrap(), &camera, &pose, &board, &report).unwrap();
+        // Points of a circle of `r` px about (320, `v`) drawn in a colour (of 360).
+        let count = |v: f64, r: f64, is: &dyn Fn([u8; 3]) -> bool| {
+            let mut n = 0;
+            for k in 0..360 {
+                let t = (k as f64).to_radians();
+                let (x, y) = ((320.0 + r * t.cos()).round() as i32, (v + r * t.sin()).round() as i32);
+                // The line is a pixel wide and anti-aliased: any pixel of the 3 x 3 round the circle's point.
+                let near = (-1..=1).flat_map(|dy| (-1..=1).map(move |dx| (x + dx, y + dy)));
+                n += usize::from(near.into_iter().any(|(x, y)| is(img.at_2d::<opencv::core::Vec3b>(y, x).unwrap().0)));
+            }
+            n
+        };
+        let magenta = |p: [u8; 3]| p[0] > 150 && p[2] > 150 && p[1] < 60;
+        let grey = |p: [u8; 3]| p.iter().all(|c| (100..=200).contains(c)) && p.iter().max().unwrap() - p.iter().min().unwrap() < 20;
+        let reach = (5000.0 / std::f64::consts::PI).sqrt();
+        // The patches at y = -100 and 100 mm (their labels to the right, on their own rows), drawn at the pieces' top height.
+        let z = board.piece().thickness_mm;
+        let v = |y_mm: f64| pose.project(&camera, crate::geom::BoardPoint3::new(0.0, y_mm, z)).unwrap().v;
+        let (v_other, v_glare, r) = (v(-100.0), v(100.0), v(100.0 + reach) - v(100.0));
+        assert!(count(v_other, r, &magenta) > 340 && count(v_glare, r, &magenta) == 0, "the unexplained patch in magenta");
+        assert!(count(v_glare, r, &grey) > 340 && count(v_other, r, &grey) == 0, "the board's own in grey");
     }
 
     #[test]

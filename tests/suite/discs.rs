@@ -357,7 +357,7 @@ fn a_pile_of_discs_is_counted_from_the_size_of_its_top() {
     }
     assert!(report.needs_review, "discs hidden in piles: {:?}", report.review_reasons);
     // This view tells one disc more by the size: its counts are not put in doubt as a whole.
-    assert!(!report.review_reasons.iter().any(|r| r.contains("this view cannot see")), "{:?}", report.review_reasons);
+    assert!(!report.doubts.iter().any(|r| r.contains("this view cannot see")), "{:?}", report.doubts);
 }
 
 /// The same piles seen by the same camera at half its resolution: the outline's size no longer tells one disc more
@@ -370,7 +370,7 @@ fn piles_a_view_cannot_tell_put_its_counts_in_doubt() {
     ls.scene.camera.intrinsics = scaled_camera(&ls.scene.camera.intrinsics, 0.5);
     let report = rendered_and_scored(&ls, &ls.board, "piles-half");
     assert!(report.needs_review, "{:?}", report.review_reasons);
-    assert!(report.review_reasons.iter().any(|r| r.contains("the discs counted may lie on others this view cannot see")), "{:?}", report.review_reasons);
+    assert!(report.doubts.iter().any(|r| r.contains("the discs counted may lie on others this view cannot see")), "{:?}", report.doubts);
 }
 
 /// A disc's shadow is no pile: lit from beyond the piles (from the player's side of the board, 40 degrees up), each
@@ -416,7 +416,7 @@ fn piles_elsewhere_are_never_counted_as_more_discs_than_they_have() {
             // reported as a circle no disc explains, or the frame's counts are in doubt (a view whose outline sizes
             // cannot tell a pile).
             if *k > 1 && read.len() < *k {
-                let unseen = report.review_reasons.iter().any(|r| r.contains("may lie on others this view cannot see"));
+                let unseen = report.doubts.iter().any(|r| r.contains("may lie on others this view cannot see"));
                 let unexplained = report.unexplained.iter().any(|u| u.centre.distance(*at) < 26.0);
                 assert!(unseen || unexplained || read.iter().any(|p| p.review), "{scene}: the pile of {k} read as {} disc(s), unflagged: {read:?} {:?}", read.len(), report.review_reasons);
             }
