@@ -64,6 +64,39 @@ impl EmptyBoard {
     }
 }
 
+/// The camera's exposure is measured on at least this many blocks of bare board (else taken as unchanged): a
+/// median over fewer would follow what lies on a few of them.
+const MIN_EXPOSURE_BLOCKS: usize = 16;
+
+/// Blocks darker than this (grey levels) on the empty board do not measure the exposure: a ratio of small means
+/// is mostly noise.
+const MIN_EXPOSURE_LEVEL: f32 = 16.0;
+
+/// The brightest a block's mean can be: a block this bright on the empty board may have been clipped, brighter
+/// than its mean says.
+const BRIGHTEST_LEVEL: f32 = 255.0;
+
+/// How much brighter the frame is than the empty board, where the board lies bare in both (on the surface, clear
+/// of the pieces found and of every patch, the empty board's and the frame's): the median ratio of their block
+/// means, or 1 where too few blocks tell ([`MIN_EXPOSURE_BLOCKS`]). A camera's exposure and white balance drift
+/// between an empty board and a later frame (a webcam's automatic exposure follows the players' clothes): a gain
+/// on the light, the same ratio of grey levels everywhere (the sRGB curve is a power law) but where clipped.
+fn exposure(empty: &EmptyBoard, report: &FrameReport, blocks: &[f32], block_points: &[Option<BoardPoint>], clear: &dyn Fn(BoardPoint) -> bool, r: f64) -> f32 {
+    let patches: Vec<&Unexplained> = empty.patches.iter().chain(&report.unexplained).collect();
+    let mut ratios: Vec<f32> = block_points
+        .iter()
+        .zip(blocks.iter().zip(&empty.blocks))
+        .filter(|(p, (_, then))| **then >= MIN_EXPOSURE_LEVEL && **then < BRIGHTEST_LEVEL && p.is_some_and(|p| clear(p) && patches.iter().all(|u| p.distance(u.centre) > reach(u) + r)))
+        .map(|(_, (now, then))| now / then)
+        .filter(|k| k.is_finite())
+        .collect();
+    if ratios.len() < MIN_EXPOSURE_BLOCKS {
+        return 1.0;
+    }
+    let mid = ratios.len() / 2;
+    *ratios.select_nth_unstable_by(mid, f32::total_cmp).1
+}
+
 /// The radius of a patch's area taken as a disc.
 fn reach(u: &Unexplained) -> f64 {
     (u.area_mm2.max(0.0) / std::f64::consts::PI).sqrt()
@@ -73,11 +106,13 @@ fn reach(u: &Unexplained) -> f64 {
 /// team the empty board showed holds its centre and is not larger (by [`AREA_SLACK`]), and every motion block
 /// round either (within their reach and a piece's radius `piece_radius_mm`; `block_points`: each block's centre
 /// on the surface, `None` off it) that no piece found covers has the grey level it had then (`blocks`: this
-/// frame's means), at least one of them round the patch itself.
+/// frame's means), the camera's drift in exposure since taken out ([`exposure`]), at least one of them round the
+/// patch itself.
 pub(super) fn standing(empty: &EmptyBoard, report: &FrameReport, blocks: &[f32], block_points: &[Option<BoardPoint>], piece_radius_mm: f64) -> Vec<bool> {
     let r = piece_radius_mm;
     let pieces: Vec<BoardPoint> = report.pieces.iter().map(|p| BoardPoint::new(p.x_mm, p.y_mm)).collect();
     let clear = |p: BoardPoint| pieces.iter().all(|q| q.distance(p) > FOUND_REACH_RADII * r);
+    let gain = exposure(empty, report, blocks, block_points, &clear, r);
     report
         .unexplained
         .iter()
@@ -92,7 +127,7 @@ pub(super) fn standing(empty: &EmptyBoard, report: &FrameReport, blocks: &[f32],
                     continue;
                 }
                 let (Some(now), Some(then)) = (blocks.get(i), empty.blocks.get(i)) else { return false };
-                if (now - then).abs() > MOTION_GREY_LEVELS {
+                if (now - (gain * then).min(BRIGHTEST_LEVEL)).abs() > MOTION_GREY_LEVELS {
                     return false;
                 }
                 compared += 1;
@@ -197,6 +232,23 @@ mod tests {
         let (points, mut blocks) = grid();
         paint(&points, &mut blocks, 250.0, 200.0, 1.0, 90.0);
         assert_eq!(standing(&empty(), &now, &blocks, &points, R), [false]);
+    }
+
+    #[test]
+    fn a_drift_in_the_cameras_exposure_is_taken_out_and_a_change_in_the_patch_still_seen() {
+        let (points, blocks) = grid();
+        // The whole frame 8 % darker (the glare's blocks too), 7 levels at 100 ...
+        let mut darker: Vec<f32> = blocks.iter().map(|b| 0.92 * b).collect();
+        let now = report(vec![], vec![patch(200.0, 200.0, 5000.0)]);
+        assert_eq!(standing(&empty(), &now, &darker, &points, R), [true]);
+        // ... and a block in the glare 4 levels darker still.
+        paint(&points, &mut darker, 220.0, 210.0, 1.0, 88.0);
+        assert_eq!(standing(&empty(), &now, &darker, &points, R), [false]);
+        // Bare board too small to tell the exposure by (the patch covers all but a corner): taken as unchanged.
+        let small: Vec<Option<BoardPoint>> = points.iter().map(|p| p.filter(|p| p.distance(BoardPoint::new(200.0, 200.0)) < 60.0)).collect();
+        let darker: Vec<f32> = blocks.iter().map(|b| 0.92 * b).collect();
+        assert_eq!(standing(&empty(), &now, &darker, &small, R), [false]);
+        assert_eq!(standing(&empty(), &now, &blocks, &small, R), [true]);
     }
 
     #[test]
