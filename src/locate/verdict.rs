@@ -37,6 +37,18 @@ const END_STEP_MIN_LEVELS: f64 = 8.0;
 /// pose could take for the edge, near enough to share its light; less than a quarter of the narrowest board.
 const INTERIOR_MM: f64 = 60.0;
 
+/// A reading whose sides' lines run on past its walled target end, finding an edge on this share of a line's
+/// samples or more, has not read the board's end ([`Locator::sides_run_on_share`]): past the back wall of right
+/// readings a line finds one on at most 0.16 of its samples (own, varied and external sjoelbak scenes and two
+/// fresh varied seeds: a floor tile's edge, grain), past a gate bar read as the back wall on all of them.
+const MAX_RUN_ON_SHARE: f64 = 0.5;
+/// The sides' lines carried on past a walled target end are sampled from this far beyond it (mm): past the
+/// thickest back wall the construction's range allows (60 mm) and a margin for the pose.
+const RUN_ON_FROM_MM: f64 = 80.0;
+/// ... to this far beyond it (mm): a stretch as long as a sjoelbak's compartments, which a reading shifted by them
+/// (a gate bar taken for the back wall) finds the field's walls along.
+const RUN_ON_TO_MM: f64 = 230.0;
+
 /// A painted line shows along most of its length; pieces cover at most a few tenths of a row: a straight edge over
 /// this share of the surface's width is a line across it.
 const PHANTOM_ROW_FRACTION: f64 = 0.6;
@@ -317,6 +329,57 @@ impl Locator {
         };
         let (cin, cout, cfar) = (at(STRIP_PX)?, at(-(STRIP_PX + past_px))?, colour(f)?);
         Some(dist(cin, cfar) + step < dist(cout, cfar))
+    }
+
+    /// Where the surface's target end is the foot of a wall (a sjoelbak's back wall): of the lines of its two sides,
+    /// at the surface and at the walls' fitted top, carried on past that wall (from [`RUN_ON_FROM_MM`] to
+    /// [`RUN_ON_TO_MM`] beyond the end, past the thickest wall any maker builds), the largest share of samples that
+    /// find an edge along the line within the score's reach, and how many samples that line had in view. The sides
+    /// end with the surface, which the rules fix: nothing of the board runs on past its back wall, while a reading
+    /// that took another bar across the board for the back wall (a bridged gate bar, the compartments read back to
+    /// front with the field behind them: a fresh varied table, seed 7002's scene 12) finds the walls of the field
+    /// running on where its board has ended. `None` where the target end stands against no wall or no line past
+    /// it is in view at length ([`SEEN_AT_LENGTH`]).
+    pub(super) fn sides_run_on_share(&self, cam: &Camera, pose: &CameraPose, cons: &[f64]) -> Option<(f64, usize)> {
+        const SAMPLE_STEP_MM: f64 = 4.0;
+        let (target_end, ladder) = (self.model.edges.get(2)?, self.model.ladders.first()?);
+        if target_end.name != "target end" || !target_end.is_foot() {
+            return None;
+        }
+        let hw = ladder.half_width_mm;
+        // The walls' height as fitted: their tops' lines run on too.
+        let wall = self.model.params.iter().position(|p| p.name == "wall height");
+        let top = wall.map_or(0.0, |k| self.model.params[k].nominal_mm + cons.get(k).copied().unwrap_or(0.0));
+        let (w, h) = (cam.image_width as f64, cam.image_height as f64);
+        let mut best: Option<(f64, usize)> = None;
+        for sign in [1.0, -1.0] {
+            for z in [0.0, top] {
+                let (mut seen, mut hits) = (0usize, 0usize);
+                let mut y = -RUN_ON_FROM_MM;
+                while y >= -RUN_ON_TO_MM {
+                    let at = BoardPoint3::new(sign * hw, y, z);
+                    let across = BoardPoint3::new(sign * (hw - 1.0), y, z);
+                    y -= SAMPLE_STEP_MM;
+                    let (Some(p), Some(q)) = (project(cam, pose.to_camera(at)), project(cam, pose.to_camera(across))) else { continue };
+                    if !inside(p, w, h) {
+                        continue;
+                    }
+                    let l = (q[0] - p[0]).hypot(q[1] - p[1]);
+                    if l < 1e-9 {
+                        continue;
+                    }
+                    seen += 1;
+                    hits += usize::from(self.grad.search(p, [(q[0] - p[0]) / l, (q[1] - p[1]) / l], SCORE_REACH_PX, 0.0).is_some());
+                }
+                if seen >= SEEN_AT_LENGTH {
+                    let share = hits as f64 / seen as f64;
+                    if best.is_none_or(|(b, _)| share > b) {
+                        best = Some((share, seen));
+                    }
+                }
+            }
+        }
+        best
     }
 
     /// For each open end of the surface in view (an outline edge across the board with nothing standing on it),
@@ -605,11 +668,18 @@ impl Locator {
             .find(|(i, (e, p))| !confirms(p.0, p.1) && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)) && !other_end_confirms(e))
             .map(|(_, ep)| ep);
         let surface_share = self.surface_inside_share(cam, &pose);
+        let run_on = self.sides_run_on_share(cam, &pose, &cons);
         let sides_outside_surface = surface_share.is_some_and(|s| s < MIN_SURFACE_INSIDE);
         let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
             Some(format!("only {:.0} % of the surface inside the fitted outline looks like the playing surface (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
         } else if let Some((share, end)) = self.end_inside_share(cam, &pose).filter(|(s, _)| *s < MIN_SURFACE_INSIDE) {
             Some(format!("the surface seems to go on past the fitted {end}: only {:.0} % of it has the surface just inside and something else beyond (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
+        } else if let Some((share, seen)) = run_on.filter(|(s, _)| *s >= MAX_RUN_ON_SHARE) {
+            Some(format!(
+                "the board's sides run on past its back wall (an edge along a side's line beyond it on {:.0} % of {seen} samples, at most {:.0} %): another bar across the board read as the back wall?",
+                share * 100.0,
+                MAX_RUN_ON_SHARE * 100.0
+            ))
         } else if id_inliers < MIN_IDENTIFYING_INLIERS {
             Some(format!("its lines, holes or gate bar are not in view where the fit puts them ({id_inliers} edge samples confirm; needs {MIN_IDENTIFYING_INLIERS})"))
         } else if (id_inliers as f64) < MIN_IDENTIFYING_COVERAGE * id_samples as f64 {
