@@ -556,24 +556,7 @@ mod tests {
     }
 
     fn disc(x_mm: f64, y_mm: f64, compartment: Option<usize>) -> PieceReport {
-        PieceReport {
-            id: PieceId::disc(1),
-            kind: PieceKind::Disc,
-            team: None,
-            x_mm,
-            y_mm,
-            top_z_mm: 13.0,
-            tilt_deg: 0.0,
-            measured_by: Default::default(),
-            call: if compartment.is_some() { "compartment" } else { "none" }.into(),
-            value: compartment.map(|c| [1, 4, 3, 2][c]),
-            place: compartment,
-            boundary: crate::calls::Boundary::GateFront,
-            margin_mm: 50.0,
-            sigma_mm: 0.2,
-            review: false,
-            doubt: None,
-        }
+        crate::score::test_disc(x_mm, y_mm, compartment)
     }
 
     fn settled_state(pieces: Vec<PieceReport>, doubts: &[&str]) -> FrameReport {

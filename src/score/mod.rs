@@ -236,6 +236,29 @@ pub struct FrameReport {
     pub standing: Vec<crate::detect::Unexplained>,
 }
 
+/// A sjoelen disc's report for tests: disc 1 at (`x_mm`, `y_mm`), in `compartment` (0-3) or in none, its call clear.
+#[cfg(test)]
+pub(crate) fn test_disc(x_mm: f64, y_mm: f64, compartment: Option<usize>) -> PieceReport {
+    PieceReport {
+        id: PieceId::disc(1),
+        kind: PieceKind::Disc,
+        team: None,
+        x_mm,
+        y_mm,
+        top_z_mm: 13.0,
+        tilt_deg: 0.0,
+        measured_by: Default::default(),
+        call: if compartment.is_some() { "compartment" } else { "none" }.into(),
+        value: compartment.map(|c| [1, 4, 3, 2][c]),
+        place: compartment,
+        boundary: crate::calls::Boundary::GateFront,
+        margin_mm: 50.0,
+        sigma_mm: 0.2,
+        review: false,
+        doubt: None,
+    }
+}
+
 /// The review reason an unexplained patch gives its frame.
 fn unexplained_reason(u: &crate::detect::Unexplained) -> String {
     format!("unexplained {:?} colour at ({:.0}, {:.0}) mm: {}", u.kind, u.centre.x_mm, u.centre.y_mm, u.reason)

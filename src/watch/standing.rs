@@ -157,24 +157,7 @@ mod tests {
     }
 
     fn disc(x_mm: f64, y_mm: f64) -> PieceReport {
-        PieceReport {
-            id: crate::piece::PieceId::disc(1),
-            kind: PieceKind::Disc,
-            team: None,
-            x_mm,
-            y_mm,
-            top_z_mm: 13.0,
-            tilt_deg: 0.0,
-            measured_by: Default::default(),
-            call: "compartment".into(),
-            value: Some(2),
-            place: Some(0),
-            boundary: crate::calls::Boundary::GateFront,
-            margin_mm: 50.0,
-            sigma_mm: 0.2,
-            review: false,
-            doubt: None,
-        }
+        crate::score::test_disc(x_mm, y_mm, Some(0))
     }
 
     fn report(pieces: Vec<PieceReport>, unexplained: Vec<Unexplained>) -> FrameReport {
