@@ -6,7 +6,7 @@
 //! Read from one frame it must be reviewed (a piece may be hidden in it), and a match would hold every event for
 //! it. A stream shows the empty board between turns and rounds: a patch it showed there, in a frame whose image
 //! is unchanged round the patch since (to the motion test's grey levels, in every block no piece found now
-//! covers), holds nothing a piece could be. A piece in the patch that its outline did not reveal changes the
+//! covers, once the camera's drift in exposure is taken out), holds nothing a piece could be. A piece in the patch that its outline did not reveal changes the
 //! image there and keeps the patch unexplained.
 
 use super::{MOTION_BLOCK_PX, MOTION_GREY_LEVELS};
