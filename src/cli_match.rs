@@ -159,13 +159,13 @@ pub fn run(a: MatchArgs, detector: boardcall::detect::DetectorConfig) -> Result<
             one_board_one_source(&a, &cfg)?;
             // The log's header is checked by the rules engine before the journal is started.
             boardcall::rules::play(&cfg.game_config()?, &Board::load(&cfg.board)?, &cfg.header_log())?;
-            let kept = Some(boardcall::game::empty_boards_path(path));
-            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path), &kept))?;
+            let kept = boardcall::game::empty_boards_path(path);
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path), Some(&kept)))?;
             (Journal::create(path, &JournalHeader::of(&cfg))?, None, cfg)
         }
         (None, Some(path)) => {
-            let kept = Some(boardcall::game::empty_boards_path(path));
-            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path), &kept))?;
+            let kept = boardcall::game::empty_boards_path(path);
+            check_outputs(&inputs(&a, &source, &camera_path), &outputs(&a, Some(path), Some(&kept)))?;
             let (j, contents) = Journal::resume(path)?;
             let mut cfg = config_of(&contents.header)?;
             if a.game.is_some() || a.board.is_some() || !a.options.is_empty() {
@@ -441,9 +441,9 @@ fn inputs<'a>(a: &'a MatchArgs, source: &'a str, camera: &'a Path) -> Vec<Role<'
     v
 }
 
-fn outputs<'a>(a: &'a MatchArgs, journal: Option<&'a Path>, kept: &'a Option<std::path::PathBuf>) -> Vec<Role<'a>> {
+fn outputs<'a>(a: &'a MatchArgs, journal: Option<&'a Path>, kept: Option<&'a Path>) -> Vec<Role<'a>> {
     let mut v: Vec<Role> = journal.map(|p| Role::new(p, "journal")).into_iter().collect();
-    v.extend(kept.as_deref().map(|p| Role::new(p, "the journal's empty boards")));
+    v.extend(kept.map(|p| Role::new(p, "the journal's empty boards")));
     v.extend(a.events.as_deref().map(|p| Role::new(p, "--events")));
     v.extend(a.timeline.as_deref().map(|p| Role::new(p, "--timeline")));
     v.extend(a.timeline_csv.as_deref().map(|p| Role::new(p, "--timeline-csv")));

@@ -261,6 +261,13 @@ pub struct Unexplained {
     pub reason: String,
 }
 
+impl Unexplained {
+    /// The radius of a disc of its area, mm (0 for a place with no area given: a cup's floor).
+    pub fn radius_mm(&self) -> f64 {
+        (self.area_mm2.max(0.0) / std::f64::consts::PI).sqrt()
+    }
+}
+
 /// The detection stage's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Detections {

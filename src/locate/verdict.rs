@@ -347,9 +347,8 @@ impl Locator {
             return None;
         }
         let hw = ladder.half_width_mm;
-        // The walls' height as fitted: their tops' lines run on too.
-        let wall = self.model.params.iter().position(|p| p.name == "wall height");
-        let top = wall.map_or(0.0, |k| self.model.params[k].nominal_mm + cons.get(k).copied().unwrap_or(0.0));
+        // The back wall's face at its fitted height: the walls' tops' lines run on too.
+        let top = face_step(&self.model, target_end, cons).map_or(0.0, |d| d[2]);
         let (w, h) = (cam.image_width as f64, cam.image_height as f64);
         let mut best: Option<(f64, usize)> = None;
         for sign in [1.0, -1.0] {
@@ -668,13 +667,12 @@ impl Locator {
             .find(|(i, (e, p))| !confirms(p.0, p.1) && !self.grad.shows_on_average(samples.iter().filter(|s| s.edge == *i)) && !other_end_confirms(e))
             .map(|(_, ep)| ep);
         let surface_share = self.surface_inside_share(cam, &pose);
-        let run_on = self.sides_run_on_share(cam, &pose, &cons);
         let sides_outside_surface = surface_share.is_some_and(|s| s < MIN_SURFACE_INSIDE);
         let unconfirmed = if let Some(share) = surface_share.filter(|s| *s < MIN_SURFACE_INSIDE) {
             Some(format!("only {:.0} % of the surface inside the fitted outline looks like the playing surface (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
         } else if let Some((share, end)) = self.end_inside_share(cam, &pose).filter(|(s, _)| *s < MIN_SURFACE_INSIDE) {
             Some(format!("the surface seems to go on past the fitted {end}: only {:.0} % of it has the surface just inside and something else beyond (needs {:.0} %)", share * 100.0, MIN_SURFACE_INSIDE * 100.0))
-        } else if let Some((share, seen)) = run_on.filter(|(s, _)| *s >= MAX_RUN_ON_SHARE) {
+        } else if let Some((share, seen)) = self.sides_run_on_share(cam, &pose, &cons).filter(|(s, _)| *s >= MAX_RUN_ON_SHARE) {
             Some(format!(
                 "the board's sides run on past its back wall (an edge along a side's line beyond it on {:.0} % of {seen} samples, at most {:.0} %): another bar across the board read as the back wall?",
                 share * 100.0,

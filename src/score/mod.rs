@@ -577,7 +577,7 @@ pub fn annotate(
         draw_outline(&mut img, camera, pose, (at, piece.radius_mm, p.top_z_mm), if p.review { review } else { clear }, 2, &text)?;
     }
     // A patch is drawn as the circle of its area (one of a piece's size where it has none: a cup's floor).
-    let patch_radius = |u: &crate::detect::Unexplained| if u.area_mm2 > 0.0 { (u.area_mm2 / std::f64::consts::PI).sqrt() } else { piece.radius_mm };
+    let patch_radius = |u: &crate::detect::Unexplained| if u.area_mm2 > 0.0 { u.radius_mm() } else { piece.radius_mm };
     for (patches, colour, label) in [(&report.standing, own, "board's own"), (&report.unexplained, unexplained, "unexplained")] {
         for u in patches {
             draw_outline(&mut img, camera, pose, (u.centre, patch_radius(u), piece.thickness_mm), colour, 1, label)?;

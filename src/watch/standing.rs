@@ -86,7 +86,7 @@ fn exposure(empty: &EmptyBoard, report: &FrameReport, blocks: &[f32], block_poin
     let mut ratios: Vec<f32> = block_points
         .iter()
         .zip(blocks.iter().zip(&empty.blocks))
-        .filter(|(p, (_, then))| **then >= MIN_EXPOSURE_LEVEL && **then < BRIGHTEST_LEVEL && p.is_some_and(|p| clear(p) && patches.iter().all(|u| p.distance(u.centre) > reach(u) + r)))
+        .filter(|(p, (_, then))| **then >= MIN_EXPOSURE_LEVEL && **then < BRIGHTEST_LEVEL && p.is_some_and(|p| clear(p) && patches.iter().all(|u| p.distance(u.centre) > u.radius_mm() + r)))
         .map(|(_, (now, then))| now / then)
         .filter(|k| k.is_finite())
         .collect();
@@ -97,11 +97,6 @@ fn exposure(empty: &EmptyBoard, report: &FrameReport, blocks: &[f32], block_poin
     *ratios.select_nth_unstable_by(mid, f32::total_cmp).1
 }
 
-/// The radius of a patch's area taken as a disc.
-fn reach(u: &Unexplained) -> f64 {
-    (u.area_mm2.max(0.0) / std::f64::consts::PI).sqrt()
-}
-
 /// For each of `report`'s unexplained patches, whether it is the empty board's own: a patch of the same kind and
 /// team the empty board showed holds its centre and is not larger (by [`AREA_SLACK`]), and every motion block
 /// round either (within their reach and a piece's radius `piece_radius_mm`; `block_points`: each block's centre
@@ -109,6 +104,9 @@ fn reach(u: &Unexplained) -> f64 {
 /// frame's means), the camera's drift in exposure since taken out ([`exposure`]), at least one of them round the
 /// patch itself.
 pub(super) fn standing(empty: &EmptyBoard, report: &FrameReport, blocks: &[f32], block_points: &[Option<BoardPoint>], piece_radius_mm: f64) -> Vec<bool> {
+    if report.unexplained.is_empty() {
+        return Vec::new();
+    }
     let r = piece_radius_mm;
     let pieces: Vec<BoardPoint> = report.pieces.iter().map(|p| BoardPoint::new(p.x_mm, p.y_mm)).collect();
     let clear = |p: BoardPoint| pieces.iter().all(|q| q.distance(p) > FOUND_REACH_RADII * r);
@@ -117,13 +115,13 @@ pub(super) fn standing(empty: &EmptyBoard, report: &FrameReport, blocks: &[f32],
         .unexplained
         .iter()
         .map(|u| {
-            let shown = empty.patches.iter().find(|b| b.kind == u.kind && b.team == u.team && u.centre.distance(b.centre) <= reach(b) && u.area_mm2 <= b.area_mm2 * (1.0 + AREA_SLACK));
+            let shown = empty.patches.iter().find(|b| b.kind == u.kind && b.team == u.team && u.centre.distance(b.centre) <= b.radius_mm() && u.area_mm2 <= b.area_mm2 * (1.0 + AREA_SLACK));
             let Some(b) = shown else { return false };
             let (mut compared, mut own) = (0usize, 0usize);
             for (i, p) in block_points.iter().enumerate() {
                 let Some(p) = *p else { continue };
-                let round_own = p.distance(u.centre) <= reach(u) + r;
-                if !(round_own || p.distance(b.centre) <= reach(b) + r) || !clear(p) {
+                let round_own = p.distance(u.centre) <= u.radius_mm() + r;
+                if !(round_own || p.distance(b.centre) <= b.radius_mm() + r) || !clear(p) {
                     continue;
                 }
                 let (Some(now), Some(then)) = (blocks.get(i), empty.blocks.get(i)) else { return false };
@@ -227,7 +225,8 @@ mod tests {
         // ... and a block in the glare 4 levels darker still.
         paint(&points, &mut darker, 220.0, 210.0, 1.0, 88.0);
         assert_eq!(standing(&empty(), &now, &darker, &points, R), [false]);
-        // Bare board too small to tell the exposure by (the patch covers all but a corner): taken as unchanged.
+        // Only the blocks within 60 mm of the patch's centre on the surface: the bare board round the patch too small
+        // to tell the exposure by, taken as unchanged.
         let small: Vec<Option<BoardPoint>> = points.iter().map(|p| p.filter(|p| p.distance(BoardPoint::new(200.0, 200.0)) < 60.0)).collect();
         let darker: Vec<f32> = blocks.iter().map(|b| 0.92 * b).collect();
         assert_eq!(standing(&empty(), &now, &darker, &small, R), [false]);
