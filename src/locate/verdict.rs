@@ -39,8 +39,9 @@ const INTERIOR_MM: f64 = 60.0;
 
 /// A reading whose sides' lines run on past its walled target end, finding an edge on this share of a line's
 /// samples or more, has not read the board's end ([`Locator::sides_run_on_share`]): past the back wall of right
-/// readings a line finds one on at most 0.16 of its samples (own, varied and external sjoelbak scenes and two
-/// fresh varied seeds: a floor tile's edge, grain), past a gate bar read as the back wall on all of them.
+/// readings a line found one on at most 0.16 of its samples (own, varied and external sjoelbak scenes and two
+/// fresh varied seeds, read with a temporary trace: a floor tile's edge, grain), past a gate bar read as the back
+/// wall on all of them (the regression test's refusal names the share).
 const MAX_RUN_ON_SHARE: f64 = 0.5;
 /// The sides' lines carried on past a walled target end are sampled from this far beyond it (mm): past the
 /// thickest back wall the construction's range allows (60 mm) and a margin for the pose.
